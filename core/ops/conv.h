@@ -1,0 +1,22 @@
+#pragma once
+
+#include "core/ops/value.h"
+
+#include <optional>
+
+namespace fusescope::ops {
+
+// x: [N, C, H, W], weight: [O, C/groups, kH, kW]
+Tensor conv2d(const Tensor &x, const Tensor &weight, const std::optional<Tensor> &bias = std::nullopt,
+              const IntList &stride = {1, 1}, const IntList &padding = {0, 0}, const IntList &dilation = {1, 1},
+              int64_t groups = 1);
+Tensor maxPool2d(const Tensor &x, const IntList &kernelSize, const IntList &stride = {},
+                 const IntList &padding = {0, 0}, const IntList &dilation = {1, 1}, bool ceilMode = false);
+Tensor avgPool2d(const Tensor &x, const IntList &kernelSize, const IntList &stride = {},
+                 const IntList &padding = {0, 0}, bool ceilMode = false, bool countIncludePad = true);
+Tensor adaptiveAvgPool2d(const Tensor &x, const IntList &outputSize);
+// mode: "nearest" or "bilinear"; give outputSize or scaleFactors.
+Tensor upsample2d(const Tensor &x, const IntList &outputSize, const std::string &mode = "nearest",
+                  bool alignCorners = false);
+
+} // namespace fusescope::ops

@@ -1,0 +1,96 @@
+#pragma once
+
+#include "core/ops/schema.h"
+#include "core/runtime/observer.h"
+
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace fusescope {
+
+// How the compiler may treat an op.
+enum class OpKind {
+    Pointwise,   // out[i] = f(in[i]...) after broadcasting; fusable into loops
+    Reduction,   // reduces dims; fusable with pointwise prologue/epilogue
+    View,        // aliases its input's storage (becomes index arithmetic)
+    Matmul,      // GEMM through BLAS; may take a pointwise epilogue
+    Convolution, // conv; may take a pointwise epilogue
+    Composite,   // decomposes into other ops before fusion
+    Opaque,      // runs as an extern kernel (or splits the graph)
+};
+const char *opKindName(OpKind kind);
+
+struct TensorSpec {
+    Shape sizes;
+    DType dtype = DType::F32;
+};
+
+using ShapeFn = std::function<std::vector<TensorSpec>(const Args &)>;
+// Computes into preallocated contiguous outputs shaped by the ShapeFn.
+using KernelFn = std::function<void(const Args &, std::span<Tensor> outs)>;
+// View ops build their results as aliases of an input (meta tensors too).
+using ViewFn = std::function<TensorList(const Args &)>;
+// Re-expresses the op with other registered ops (the compiler's decompose
+// stage; also the eager path of ops that have no kernel of their own).
+using DecompFn = std::function<TensorList(const Args &)>;
+using CostFn = std::function<OpCost(const Args &, std::span<const Tensor> outs)>;
+
+// The single source of truth for one op: eager execution, capture,
+// decomposition, ONNX mapping, codegen and `fusescope ops` all read this.
+struct OpDef {
+    Schema schema;
+    OpKind kind = OpKind::Opaque;
+    ShapeFn shape;     // required unless `view` is set
+    KernelFn cpu;      // optional when `decompose` is set
+    ViewFn view;       // for OpKind::View
+    DecompFn decompose;
+    CostFn cost;       // optional: a default from bytes and flopsPerElement is used
+    double flopsPerElement = 1; // default cost of pointwise and reduction ops
+    // Pointwise ops: the name of the scalar function in core/ops/scalarmath.h
+    // that both the eager kernel and generated code call.
+    std::string scalarFn;
+    bool cudaKernel = false;    // implemented on the CUDA backend
+    bool custom = false;        // registered at run time by an application
+
+    const std::string &name() const { return schema.name; }
+    OpCost estimateCost(const Args &args, std::span<const Tensor> outs) const;
+};
+
+class OpRegistry
+{
+public:
+    static OpRegistry &instance();
+
+    // Registers an op; the schema text is parsed. Throws Error when the name
+    // is taken or the definition is incomplete.
+    const OpDef &add(const std::string &schemaText, OpDef def);
+    const OpDef *find(const std::string &name) const;
+    const OpDef &get(const std::string &name) const; // throws Error naming the op
+    std::vector<const OpDef *> all() const;          // sorted by name
+
+private:
+    OpRegistry();
+    struct Impl;
+    std::unique_ptr<Impl> d;
+};
+
+// Receives every op call made on this thread (the compiler's capture).
+class DispatchTracer
+{
+public:
+    virtual ~DispatchTracer() = default;
+    virtual void record(const OpDef &op, const Args &args, const TensorList &outputs) = 0;
+};
+// Installs a tracer for the current thread; returns the previous one.
+DispatchTracer *setDispatchTracer(DispatchTracer *tracer);
+
+// Calls an op: binds args to the schema (defaults, type checks), runs the
+// shape rule, and then the kernel, the view or the decomposition. Meta
+// inputs give meta outputs without running anything.
+TensorList callOp(const OpDef &op, Args args);
+TensorList callOp(const std::string &name, Args args);
+Tensor callOp1(const std::string &name, Args args);
+
+} // namespace fusescope

@@ -1,0 +1,193 @@
+#pragma once
+// Scalar maths of the pointwise ops: the single definition that the eager
+// kernels and the compiler's generated code both call (codegen embeds this
+// file), so eager and compiled results agree. The f32 transcendentals are
+// branch-free polynomials (Cephes-style range reduction) written so the
+// compiler can vectorize the loops that call them; f64 uses libm.
+// Self-contained: no project headers.
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace fusescope::sm {
+
+inline float bitsToFloat(uint32_t u)
+{
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+inline uint32_t floatToBits(float f)
+{
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+}
+
+// exp: max error about 1 ulp on [-87.3, 88.7]; exact 0 below, inf above.
+inline float expf(float x)
+{
+    const float hi = 88.72283f, lo = -87.33654f;
+    float xc = x > hi ? hi : x;
+    xc = xc < lo ? lo : xc;
+    float n = std::floor(xc * 1.44269504088896341f + 0.5f);
+    float r = xc - n * 0.693359375f;
+    r = r - n * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    const float scale = bitsToFloat(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23);
+    float y = p * scale;
+    y = x > hi ? INFINITY : y;
+    y = x < lo ? 0.0f : y;
+    return y;
+}
+
+// log: about 1 ulp for normal inputs; subnormals are scaled first.
+inline float logf(float x)
+{
+    const bool sub = x < 1.17549435e-38f;
+    const float xs = sub ? x * 8388608.0f : x; // 2^23
+    const uint32_t bits = floatToBits(xs);
+    float e = static_cast<float>(static_cast<int32_t>(bits >> 23) - 126) - (sub ? 23.0f : 0.0f);
+    float m = bitsToFloat((bits & 0x807fffffu) | 0x3f000000u); // in [0.5, 1)
+    const bool small = m < 0.707106781186547524f;
+    e = small ? e - 1.0f : e;
+    m = small ? m + m - 1.0f : m - 1.0f;
+    const float z = m * m;
+    float p = 7.0376836292e-2f;
+    p = p * m - 1.1514610310e-1f;
+    p = p * m + 1.1676998740e-1f;
+    p = p * m - 1.2420140846e-1f;
+    p = p * m + 1.4249322787e-1f;
+    p = p * m - 1.6668057665e-1f;
+    p = p * m + 2.0000714765e-1f;
+    p = p * m - 2.4999993993e-1f;
+    p = p * m + 3.3333331174e-1f;
+    float y = p * m * z;
+    y += e * -2.12194440e-4f;
+    y += -0.5f * z;
+    y = m + y + e * 0.693359375f;
+    y = x == INFINITY ? INFINITY : y;
+    y = x == 0.0f ? -INFINITY : y;
+    y = x < 0.0f ? NAN : y;
+    y = x != x ? x : y;
+    return y;
+}
+
+inline float tanhf(float x)
+{
+    const float a = std::fabs(x);
+    // Small |x|: odd polynomial; large: 1 - 2/(exp(2|x|)+1).
+    const float z = x * x;
+    float p = -5.70498872745e-3f;
+    p = p * z + 2.06390887954e-2f;
+    p = p * z - 5.37397155531e-2f;
+    p = p * z + 1.33314422036e-1f;
+    p = p * z - 3.33332819422e-1f;
+    const float small = x + x * z * p;
+    const float big = 1.0f - 2.0f / (expf(2.0f * a) + 1.0f);
+    const float y = a < 0.625f ? small : std::copysign(big, x);
+    return x != x ? x : y;
+}
+
+// erf: |error| < 2e-7 (Abramowitz-Stegun 7.1.26 for |x| >= 0.5, Taylor below).
+inline float erff(float x)
+{
+    const float a = std::fabs(x);
+    const float z = x * x;
+    float s = -1.0f / 1320.0f;
+    s = s * z + 1.0f / 216.0f;
+    s = s * z - 1.0f / 42.0f;
+    s = s * z + 1.0f / 10.0f;
+    s = s * z - 1.0f / 3.0f;
+    s = s * z + 1.0f;
+    const float small = 1.12837916709551257f * x * s;
+    const float t = 1.0f / (1.0f + 0.3275911f * a);
+    float p = 1.061405429f;
+    p = p * t - 1.453152027f;
+    p = p * t + 1.421413741f;
+    p = p * t - 0.284496736f;
+    p = p * t + 0.254829592f;
+    const float big = 1.0f - p * t * expf(-z);
+    const float y = a < 0.5f ? small : std::copysign(big, x);
+    return x != x ? x : y;
+}
+
+// --- generic forms: f32 uses the polynomials above, f64 uses libm ---------------
+template <typename T> inline T exp(T x) { return std::exp(x); }
+template <> inline float exp(float x) { return expf(x); }
+template <typename T> inline T log(T x) { return std::log(x); }
+template <> inline float log(float x) { return logf(x); }
+template <typename T> inline T tanh(T x) { return std::tanh(x); }
+template <> inline float tanh(float x) { return tanhf(x); }
+template <typename T> inline T erf(T x) { return std::erf(x); }
+template <> inline float erf(float x) { return erff(x); }
+
+template <typename T> inline T sigmoid(T x) { return T(1) / (T(1) + exp<T>(-x)); }
+template <typename T> inline T relu(T x) { return x > T(0) ? x : (x != x ? x : T(0)); }
+template <typename T> inline T relu6(T x) { const T r = relu(x); return r > T(6) ? T(6) : r; }
+template <typename T> inline T leaky_relu(T x, T slope) { return x > T(0) ? x : x * slope; }
+template <typename T> inline T hardsigmoid(T x)
+{
+    T y = x / T(6) + T(0.5);
+    y = y < T(0) ? T(0) : y;
+    return y > T(1) ? T(1) : y;
+}
+template <typename T> inline T hardswish(T x) { return x * hardsigmoid(x); }
+template <typename T> inline T gelu(T x) { return T(0.5) * x * (T(1) + erf<T>(x * T(0.70710678118654752440))); }
+template <typename T> inline T gelu_tanh(T x)
+{
+    const T inner = T(0.79788456080286535588) * (x + T(0.044715) * x * x * x);
+    return T(0.5) * x * (T(1) + tanh<T>(inner));
+}
+template <typename T> inline T silu(T x) { return x * sigmoid(x); }
+template <typename T> inline T softplus(T x)
+{
+    // log(1 + e^x) without overflow: max(x,0) + log1p(e^-|x|)
+    const T a = x < T(0) ? -x : x;
+    return (x > T(0) ? x : T(0)) + log<T>(T(1) + exp<T>(-a));
+}
+template <typename T> inline T mish(T x) { return x * tanh<T>(softplus(x)); }
+template <typename T> inline T rsqrt(T x) { return T(1) / std::sqrt(x); }
+template <typename T> inline T reciprocal(T x) { return T(1) / x; }
+template <typename T> inline T sign(T x) { return T((x > T(0)) - (x < T(0))); }
+template <typename T> inline T exp2(T x) { return exp<T>(x * T(0.69314718055994530942)); }
+template <typename T> inline T log1p(T x) { return std::log1p(x); }
+template <typename T> inline T maximum(T a, T b) { return (a != a || a > b) ? a : b; }
+template <typename T> inline T minimum(T a, T b) { return (a != a || a < b) ? a : b; }
+
+// Python/PyTorch semantics: floor division and remainder take the sign of the divisor.
+template <typename T> inline T floor_divide(T a, T b)
+{
+    if constexpr (std::is_integral_v<T>) {
+        const T q = a / b;
+        return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+    } else {
+        return std::floor(a / b);
+    }
+}
+template <typename T> inline T remainder(T a, T b)
+{
+    if constexpr (std::is_integral_v<T>) {
+        const T r = a % b;
+        return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+    } else {
+        const T r = std::fmod(a, b);
+        return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? r + b : r;
+    }
+}
+template <typename T> inline T fmod(T a, T b)
+{
+    if constexpr (std::is_integral_v<T>)
+        return a % b;
+    else
+        return std::fmod(a, b);
+}
+
+} // namespace fusescope::sm

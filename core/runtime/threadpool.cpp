@@ -1,0 +1,193 @@
+#include "core/runtime/threadpool.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace fusescope {
+namespace {
+
+thread_local bool t_inParallel = false;
+
+int defaultThreads()
+{
+    if (const char *env = std::getenv("FUSESCOPE_NUM_THREADS")) {
+        const int n = std::atoi(env);
+        if (n > 0)
+            return n;
+    }
+    return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// Fork-join pool. The caller publishes a job that lives on its stack;
+// workers and the caller take task indices from the job's counter. A worker
+// counts itself busy before it looks at the job pointer, and the caller waits
+// for busy == 0 after unpublishing, so no worker touches a finished job.
+class Pool
+{
+public:
+    explicit Pool(int threads) { start(threads); }
+    ~Pool() { stop(); }
+
+    int size() const { return m_size; }
+
+    void resize(int threads)
+    {
+        stop();
+        start(threads);
+    }
+
+    void run(int tasks, const std::function<void(int)> &fn)
+    {
+        std::lock_guard serial(m_runMutex); // one job at a time from any thread
+        Job job;
+        job.fn = &fn;
+        job.tasks = tasks;
+        m_job.store(&job);
+        m_generation.fetch_add(1);
+        m_generation.notify_all();
+        work(job);
+        for (int done = job.done.load(); done < tasks; done = job.done.load())
+            job.done.wait(done);
+        m_job.store(nullptr);
+        for (int busy = m_busy.load(); busy != 0; busy = m_busy.load())
+            m_busy.wait(busy);
+        if (job.error)
+            std::rethrow_exception(job.error);
+    }
+
+private:
+    struct Job {
+        const std::function<void(int)> *fn = nullptr;
+        int tasks = 0;
+        std::atomic<int> next{0};
+        std::atomic<int> done{0};
+        std::mutex errorMutex;
+        std::exception_ptr error;
+    };
+
+    void start(int threads)
+    {
+        m_size = std::max(1, threads);
+        m_quit.store(false);
+        for (int i = 1; i < m_size; ++i)
+            m_workers.emplace_back([this] { loop(); });
+    }
+
+    void stop()
+    {
+        m_quit.store(true);
+        m_generation.fetch_add(1);
+        m_generation.notify_all();
+        for (auto &w : m_workers)
+            w.join();
+        m_workers.clear();
+    }
+
+    void loop()
+    {
+        t_inParallel = true;
+        uint64_t seen = m_generation.load();
+        for (;;) {
+            m_generation.wait(seen);
+            seen = m_generation.load();
+            if (m_quit.load())
+                return;
+            m_busy.fetch_add(1);
+            if (Job *job = m_job.load())
+                work(*job);
+            if (m_busy.fetch_sub(1) == 1)
+                m_busy.notify_all();
+        }
+    }
+
+    static void work(Job &job)
+    {
+        const bool outer = t_inParallel;
+        t_inParallel = true;
+        for (int task = job.next.fetch_add(1); task < job.tasks; task = job.next.fetch_add(1)) {
+            try {
+                (*job.fn)(task);
+            } catch (...) {
+                std::lock_guard lock(job.errorMutex);
+                if (!job.error)
+                    job.error = std::current_exception();
+            }
+            if (job.done.fetch_add(1) + 1 == job.tasks)
+                job.done.notify_all();
+        }
+        t_inParallel = outer;
+    }
+
+    int m_size = 1;
+    std::vector<std::thread> m_workers;
+    std::mutex m_runMutex;
+    std::atomic<Job *> m_job{nullptr};
+    std::atomic<int> m_busy{0};
+    std::atomic<uint64_t> m_generation{0};
+    std::atomic<bool> m_quit{false};
+};
+
+Pool &pool()
+{
+    static Pool *p = [] {
+        const int n = defaultThreads();
+        openblas_set_num_threads(n);
+        return new Pool(n); // leaked: kernels may run during static destruction
+    }();
+    return *p;
+}
+
+} // namespace
+
+int numThreads()
+{
+    return pool().size();
+}
+
+void setNumThreads(int n)
+{
+    n = std::max(1, n);
+    openblas_set_num_threads(n);
+    pool().resize(n);
+}
+
+bool inParallelRegion()
+{
+    return t_inParallel;
+}
+
+void parallelFor(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)> &fn)
+{
+    const int64_t n = end - begin;
+    if (n <= 0)
+        return;
+    grain = std::max<int64_t>(1, grain);
+    const int threads = t_inParallel ? 1 : numThreads();
+    const int64_t chunks = std::min<int64_t>(threads, (n + grain - 1) / grain);
+    if (chunks <= 1) {
+        fn(begin, end);
+        return;
+    }
+    const int64_t step = (n + chunks - 1) / chunks;
+    pool().run(static_cast<int>(chunks), [&](int task) {
+        const int64_t b = begin + task * step;
+        const int64_t e = std::min(end, b + step);
+        if (b < e)
+            fn(b, e);
+    });
+}
+
+extern "C" void fusescope_parallel_for(int64_t begin, int64_t end, int64_t grain,
+                                       void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx)
+{
+    parallelFor(begin, end, grain, [&](int64_t b, int64_t e) { fn(ctx, b, e); });
+}
+
+} // namespace fusescope
