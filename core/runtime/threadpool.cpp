@@ -76,8 +76,11 @@ private:
     {
         m_size = std::max(1, threads);
         m_quit.store(false);
+        // The generation is read here, not in the worker: a worker that read
+        // it only after a later stop() had bumped it would wait forever.
+        const uint64_t generation = m_generation.load();
         for (int i = 1; i < m_size; ++i)
-            m_workers.emplace_back([this] { loop(); });
+            m_workers.emplace_back([this, generation] { loop(generation); });
     }
 
     void stop()
@@ -90,10 +93,9 @@ private:
         m_workers.clear();
     }
 
-    void loop()
+    void loop(uint64_t seen)
     {
         t_inParallel = true;
-        uint64_t seen = m_generation.load();
         for (;;) {
             m_generation.wait(seen);
             seen = m_generation.load();

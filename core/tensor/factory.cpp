@@ -76,7 +76,9 @@ double Generator::normal()
 
 void fill_(const Tensor &t, double value)
 {
-    loops::copyInto(t, Tensor::wrapScalar(value, t.dtype()).expand(t.sizes()));
+    // A stride-0 alias, not ops::expand: filling is not an op of its own.
+    const Tensor scalar = Tensor::wrapScalar(value, t.dtype());
+    loops::copyInto(t, scalar.alias(t.sizes(), Shape(t.sizes().size(), 0), 0));
 }
 
 Tensor full(const Shape &sizes, double value, DType dtype)

@@ -1,0 +1,382 @@
+// Every pointwise op against a reference computed here in f64, across
+// layouts, broadcasting, 0-d and zero-size tensors and dtypes.
+#include "optest.h"
+
+#include "core/ops/loops.h"
+#include "core/ops/registry.h"
+
+#include <cmath>
+
+using namespace fusescope;
+using namespace fusescope::test;
+
+namespace {
+
+using UnaryRef = std::function<double(double)>;
+
+struct UnaryCase {
+    const char *op;
+    UnaryRef ref;
+    double lo, hi; // input range that keeps the op in its domain
+};
+
+double geluRef(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
+double geluTanhRef(double x)
+{
+    return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+}
+double sigmoidRef(double x) { return 1 / (1 + std::exp(-x)); }
+double softplusRef(double x) { return std::log1p(std::exp(-std::fabs(x))) + std::max(x, 0.0); }
+
+const std::vector<UnaryCase> &unaryCases()
+{
+    static const std::vector<UnaryCase> cases = {
+        {"aten.neg", [](double x) { return -x; }, -5, 5},
+        {"aten.abs", [](double x) { return std::fabs(x); }, -5, 5},
+        {"aten.exp", [](double x) { return std::exp(x); }, -20, 20},
+        {"aten.exp2", [](double x) { return std::exp2(x); }, -20, 20},
+        {"aten.log", [](double x) { return std::log(x); }, 1e-3, 100},
+        {"aten.log1p", [](double x) { return std::log1p(x); }, -0.9, 100},
+        {"aten.sqrt", [](double x) { return std::sqrt(x); }, 0, 100},
+        {"aten.rsqrt", [](double x) { return 1 / std::sqrt(x); }, 1e-2, 100},
+        {"aten.reciprocal", [](double x) { return 1 / x; }, 0.1, 10},
+        {"aten.sin", [](double x) { return std::sin(x); }, -6, 6},
+        {"aten.cos", [](double x) { return std::cos(x); }, -6, 6},
+        {"aten.tanh", [](double x) { return std::tanh(x); }, -8, 8},
+        {"aten.sigmoid", sigmoidRef, -20, 20},
+        {"aten.relu", [](double x) { return x > 0 ? x : 0; }, -5, 5},
+        {"aten.relu6", [](double x) { return std::min(std::max(x, 0.0), 6.0); }, -8, 8},
+        {"aten.hardsigmoid", [](double x) { return std::min(std::max(x / 6 + 0.5, 0.0), 1.0); }, -5, 5},
+        {"aten.hardswish", [](double x) { return x * std::min(std::max(x / 6 + 0.5, 0.0), 1.0); }, -5, 5},
+        {"aten.gelu", geluRef, -6, 6},
+        {"aten.silu", [](double x) { return x * sigmoidRef(x); }, -10, 10},
+        {"aten.mish", [](double x) { return x * std::tanh(softplusRef(x)); }, -10, 10},
+        {"aten.erf", [](double x) { return std::erf(x); }, -4, 4},
+        {"aten.sign", [](double x) { return double((x > 0) - (x < 0)); }, -3, 3},
+        {"aten.floor", [](double x) { return std::floor(x); }, -5, 5},
+        {"aten.ceil", [](double x) { return std::ceil(x); }, -5, 5},
+        {"aten.round", [](double x) { return std::nearbyint(x); }, -5, 5},
+        {"aten.trunc", [](double x) { return std::trunc(x); }, -5, 5},
+    };
+    return cases;
+}
+
+// Inputs in [lo, hi), exactly representable in `dtype` so the reference sees
+// what the kernel sees.
+Tensor inputFor(const Shape &shape, double lo, double hi, DType dtype, uint64_t seed)
+{
+    Generator gen(seed);
+    Tensor x = rand(shape, gen, DType::F64);
+    std::vector<double> v = x.toDoubleVector();
+    for (double &e : v)
+        e = lo + (hi - lo) * e;
+    return fromVector(v, shape, dtype);
+}
+
+double atolFor(DType t)
+{
+    return t == DType::F64 ? 1e-12 : t == DType::F32 ? 2e-6 : t == DType::F16 ? 2e-3 : 2e-2;
+}
+
+} // namespace
+
+class TestPointwise : public QObject
+{
+    Q_OBJECT
+private slots:
+    void unary_data()
+    {
+        QTest::addColumn<int>("index");
+        QTest::addColumn<QString>("layout");
+        QTest::addColumn<int>("dtype");
+        QTest::addColumn<Shape>("shape");
+        const auto &cases = unaryCases();
+        for (size_t i = 0; i < cases.size(); ++i) {
+            for (const char *layout : {"contiguous", "transposed", "sliced"}) {
+                QTest::newRow(qPrintable(QStringLiteral("%1 %2 f32").arg(cases[i].op, layout)))
+                    << int(i) << layout << int(DType::F32) << Shape{37, 129};
+            }
+            for (DType t : {DType::F64, DType::F16, DType::BF16})
+                QTest::newRow(qPrintable(QStringLiteral("%1 %2").arg(cases[i].op, dtypeName(t))))
+                    << int(i) << "contiguous" << int(t) << Shape{3, 50};
+            QTest::newRow(qPrintable(QStringLiteral("%1 0-d").arg(cases[i].op)))
+                << int(i) << "contiguous" << int(DType::F32) << Shape{};
+            QTest::newRow(qPrintable(QStringLiteral("%1 zero-size").arg(cases[i].op)))
+                << int(i) << "contiguous" << int(DType::F32) << Shape{4, 0, 3};
+        }
+    }
+    void unary()
+    {
+        QFETCH(int, index);
+        QFETCH(QString, layout);
+        QFETCH(int, dtype);
+        QFETCH(Shape, shape);
+        const UnaryCase &c = unaryCases()[static_cast<size_t>(index)];
+        const auto t = static_cast<DType>(dtype);
+        const Tensor x = withLayout(inputFor(shape, c.lo, c.hi, t, 7), layout);
+        const Tensor y = callOp1(c.op, {x});
+        QCOMPARE(int(y.dtype()), dtype);
+        std::vector<double> expected = mapRef(x, c.ref);
+        // The reference is exact; the result is rounded once to the dtype.
+        const Tensor rounded = fromVector(expected, shape, t);
+        FS_COMPARE_VALUES(y, shape, rounded.toDoubleVector(), rtolFor(t) * 4, atolFor(t));
+    }
+
+    void specialValues_data()
+    {
+        QTest::addColumn<QString>("op");
+        QTest::addColumn<std::vector<double>>("in");
+        QTest::addColumn<std::vector<double>>("out");
+        const double inf = INFINITY, nan = NAN;
+        QTest::newRow("exp") << "aten.exp" << std::vector<double>{-inf, -104, 89, inf, nan}
+                             << std::vector<double>{0, 0, inf, inf, nan};
+        QTest::newRow("log") << "aten.log" << std::vector<double>{0, -1, inf, 1e-40, nan}
+                             << std::vector<double>{-inf, nan, inf, std::log(double(float(1e-40))), nan};
+        QTest::newRow("tanh") << "aten.tanh" << std::vector<double>{-inf, -30, 30, inf, nan}
+                              << std::vector<double>{-1, -1, 1, 1, nan};
+        QTest::newRow("sigmoid") << "aten.sigmoid" << std::vector<double>{-inf, -100, 100, inf}
+                                 << std::vector<double>{0, 0, 1, 1};
+        QTest::newRow("relu nan") << "aten.relu" << std::vector<double>{nan, -inf, inf}
+                                  << std::vector<double>{nan, 0, inf};
+        QTest::newRow("erf") << "aten.erf" << std::vector<double>{-inf, inf, nan} << std::vector<double>{-1, 1, nan};
+        // -inf * 0.5 * (1 + erf(-inf)) is -inf * 0: NaN, as PyTorch gives.
+        QTest::newRow("gelu") << "aten.gelu" << std::vector<double>{-inf, inf, -30} << std::vector<double>{nan, inf, -0.0};
+        QTest::newRow("round half even") << "aten.round" << std::vector<double>{0.5, 1.5, 2.5, -0.5}
+                                         << std::vector<double>{0, 2, 2, -0.0};
+    }
+    void specialValues()
+    {
+        QFETCH(QString, op);
+        QFETCH(std::vector<double>, in);
+        QFETCH(std::vector<double>, out);
+        const Shape shape{static_cast<int64_t>(in.size())};
+        FS_COMPARE_VALUES(callOp1(op.toStdString(), {fromVector(in, shape)}), shape, out, 1e-6, 0);
+    }
+
+    void geluTanhAndLeakyRelu()
+    {
+        const Tensor x = inputFor({1000}, -6, 6, DType::F32, 3);
+        FS_COMPARE_VALUES(ops::gelu(x, "tanh"), Shape{1000}, mapRef(x, geluTanhRef), 1e-5, 1e-6);
+        FS_COMPARE_VALUES(ops::leakyRelu(x, 0.2), Shape{1000}, mapRef(x, [](double v) { return v > 0 ? v : 0.2 * v; }),
+                          1e-6, 0);
+        FS_EXPECT_ERROR(ops::gelu(x, "fast"), "aten.gelu: approximate must be 'none' or 'tanh'");
+    }
+
+    void integerUnary()
+    {
+        const Tensor x = fromVector({-3, -1, 0, 2, 5}, {5}, DType::I64);
+        FS_COMPARE_VALUES(ops::neg(x), Shape{5}, (std::vector<double>{3, 1, 0, -2, -5}), 0, 0);
+        FS_COMPARE_VALUES(ops::abs(x), Shape{5}, (std::vector<double>{3, 1, 0, 2, 5}), 0, 0);
+        QCOMPARE(ops::abs(x).dtype(), DType::I64);
+        QCOMPARE(ops::exp(x).dtype(), DType::F32); // integers compute in f32
+        FS_COMPARE_VALUES(ops::bitwiseNot(x), Shape{5}, (std::vector<double>{2, 0, -1, -3, -6}), 0, 0);
+        FS_COMPARE_VALUES(ops::floor(x), Shape{5}, x.toDoubleVector(), 0, 0);
+        FS_EXPECT_ERROR(ops::neg(fromVector({1}, {1}, DType::Bool)), "aten.neg: not supported for bool");
+        FS_EXPECT_ERROR(ops::bitwiseNot(fromVector({1}, {1})), "aten.bitwise_not: not supported for f32");
+    }
+
+    void predicates()
+    {
+        const Tensor x = fromVector({NAN, 0, 1, -2}, {4});
+        const Tensor n = ops::isnan(x);
+        QCOMPARE(n.dtype(), DType::Bool);
+        FS_COMPARE_VALUES(n, Shape{4}, (std::vector<double>{1, 0, 0, 0}), 0, 0);
+        FS_COMPARE_VALUES(ops::logicalNot(x), Shape{4}, (std::vector<double>{0, 1, 0, 0}), 0, 0);
+    }
+
+    void binary_data()
+    {
+        QTest::addColumn<QString>("op");
+        QTest::addColumn<Shape>("shapeA");
+        QTest::addColumn<Shape>("shapeB");
+        QTest::addColumn<QString>("layout");
+        const std::vector<std::pair<Shape, Shape>> shapes = {
+            {{64, 33}, {64, 33}}, {{64, 33}, {33}}, {{64, 1}, {1, 33}}, {{}, {5, 7}}, {{4, 1, 6}, {3, 1}}, {{0, 3}, {3}}};
+        for (const char *op : {"aten.add", "aten.sub", "aten.mul", "aten.div", "aten.pow", "aten.maximum",
+                               "aten.minimum", "aten.fmod", "aten.remainder", "aten.eq", "aten.lt", "aten.ge",
+                               "aten.logical_and"}) {
+            for (const auto &[a, b] : shapes) {
+                QTest::newRow(qPrintable(QStringLiteral("%1 %2x%3").arg(op).arg(QString::fromStdString(shapeStr(a)),
+                                                                                QString::fromStdString(shapeStr(b)))))
+                    << op << a << b << "contiguous";
+            }
+            QTest::newRow(qPrintable(QStringLiteral("%1 transposed").arg(op)))
+                << op << Shape{40, 24} << Shape{40, 24} << "transposed";
+            QTest::newRow(qPrintable(QStringLiteral("%1 sliced").arg(op)))
+                << op << Shape{40, 24} << Shape{24} << "sliced";
+        }
+    }
+    void binary()
+    {
+        QFETCH(QString, op);
+        QFETCH(Shape, shapeA);
+        QFETCH(Shape, shapeB);
+        QFETCH(QString, layout);
+        const Tensor a = withLayout(inputFor(shapeA, 0.5, 3, DType::F32, 1), layout);
+        const Tensor b = withLayout(inputFor(shapeB, 0.5, 3, DType::F32, 2), layout);
+        const Tensor y = callOp1(op.toStdString(), {a, b});
+        // Reference: broadcast by hand over the output index space.
+        const Shape out = loops::broadcastShapes("test", shapeA, shapeB);
+        const Tensor ea = a.expand(out), eb = b.expand(out);
+        const std::vector<double> va = ea.toDoubleVector(), vb = eb.toDoubleVector();
+        std::vector<double> expected(va.size());
+        for (size_t i = 0; i < va.size(); ++i)
+            expected[i] = binaryRef(op, va[i], vb[i]);
+        FS_COMPARE_VALUES(y, out, expected, 1e-6, 1e-6);
+    }
+
+    void promotion_data()
+    {
+        QTest::addColumn<int>("a");
+        QTest::addColumn<int>("b");
+        QTest::addColumn<int>("result");
+        QTest::newRow("i32+i64") << int(DType::I32) << int(DType::I64) << int(DType::I64);
+        QTest::newRow("i64+f16") << int(DType::I64) << int(DType::F16) << int(DType::F16);
+        QTest::newRow("f16+bf16") << int(DType::F16) << int(DType::BF16) << int(DType::F32);
+        QTest::newRow("bool+i32") << int(DType::Bool) << int(DType::I32) << int(DType::I32);
+        QTest::newRow("f32+f64") << int(DType::F32) << int(DType::F64) << int(DType::F64);
+    }
+    void promotion()
+    {
+        QFETCH(int, a);
+        QFETCH(int, b);
+        QFETCH(int, result);
+        const Tensor x = ones({3}, static_cast<DType>(a)), y = ones({3}, static_cast<DType>(b));
+        const Tensor z = ops::add(x, y);
+        QCOMPARE(int(z.dtype()), result);
+        FS_COMPARE_VALUES(z, Shape{3}, (std::vector<double>(3, result == int(DType::Bool) ? 1 : 2)), 0, 0);
+    }
+
+    void wrappedNumbers()
+    {
+        const Tensor i = fromVector({1, 2, 3}, {3}, DType::I32);
+        QCOMPARE(ops::add(i, 2).dtype(), DType::I32);       // int scalar keeps the tensor's dtype
+        QCOMPARE(ops::add(i, 2.5).dtype(), DType::F32);     // float scalar lifts ints to the default float
+        QCOMPARE(ops::mul(ones({2}, DType::F16), 3.0).dtype(), DType::F16);
+        QCOMPARE(ops::div(i, 2).dtype(), DType::F32);       // true division
+        FS_COMPARE_VALUES(ops::div(i, 2), Shape{3}, (std::vector<double>{0.5, 1, 1.5}), 0, 0);
+        FS_COMPARE_VALUES(ops::sub(10, i), Shape{3}, (std::vector<double>{9, 8, 7}), 0, 0);
+        FS_COMPARE_VALUES(ops::add(i, i, 3), Shape{3}, (std::vector<double>{4, 8, 12}), 0, 0);
+    }
+
+    void integerDivision()
+    {
+        const Tensor a = fromVector({7, -7, 7, -7}, {4}, DType::I64);
+        const Tensor b = fromVector({2, 2, -2, -2}, {4}, DType::I64);
+        FS_COMPARE_VALUES(ops::div(a, b, "floor"), Shape{4}, (std::vector<double>{3, -4, -4, 3}), 0, 0);
+        FS_COMPARE_VALUES(ops::div(a, b, "trunc"), Shape{4}, (std::vector<double>{3, -3, -3, 3}), 0, 0);
+        FS_COMPARE_VALUES(ops::remainder(a, b), Shape{4}, (std::vector<double>{1, 1, -1, -1}), 0, 0);
+        FS_COMPARE_VALUES(ops::fmod(a, b), Shape{4}, (std::vector<double>{1, -1, 1, -1}), 0, 0);
+        FS_EXPECT_ERROR(ops::div(a, zeros({4}, DType::I64), "floor"), "aten.div: integer division by zero");
+        FS_EXPECT_ERROR(ops::remainder(a, 0), "aten.remainder: integer division by zero");
+        FS_EXPECT_ERROR(ops::div(a, b, "ceil"), "rounding_mode must be None, 'floor' or 'trunc'");
+    }
+
+    void ternary()
+    {
+        const Tensor x = fromVector({-2, -0.5, 0.5, 2, NAN}, {5});
+        FS_COMPARE_VALUES(ops::clamp(x, -1.0, 1.0), Shape{5}, (std::vector<double>{-1, -0.5, 0.5, 1, NAN}), 0, 0);
+        FS_COMPARE_VALUES(ops::clamp(x, std::nullopt, 0.0), Shape{5}, (std::vector<double>{-2, -0.5, 0, 0, NAN}), 0, 0);
+        const Tensor cond = ops::gt(x, 0);
+        FS_COMPARE_VALUES(ops::where(cond, x, ops::neg(x)), Shape{5}, (std::vector<double>{2, 0.5, 0.5, 2, NAN}), 0, 0);
+        // where broadcasts all three operands
+        const Tensor w = ops::where(fromVector({1, 0}, {2, 1}, DType::Bool), ones({3}), zeros({1}));
+        FS_COMPARE_VALUES(w, (Shape{2, 3}), (std::vector<double>{1, 1, 1, 0, 0, 0}), 0, 0);
+        const Tensor m = ops::maskedFill(zeros({2, 3}), fromVector({1, 0, 1}, {3}, DType::Bool), -INFINITY);
+        FS_COMPARE_VALUES(m, (Shape{2, 3}), (std::vector<double>{-INFINITY, 0, -INFINITY, -INFINITY, 0, -INFINITY}), 0, 0);
+        FS_EXPECT_ERROR(ops::maskedFill(zeros({3}), ones({3}), 1), "aten.masked_fill: mask must be bool");
+        FS_EXPECT_ERROR(ops::maskedFill(zeros({3}), ones({2, 3}, DType::Bool), 1), "does not broadcast");
+    }
+
+    void casts_data()
+    {
+        QTest::addColumn<int>("to");
+        QTest::addColumn<std::vector<double>>("expected");
+        const std::vector<double> in{-2.7, -0.4, 0, 0.6, 3.5, 65504};
+        QTest::newRow("i32 truncates") << int(DType::I32) << std::vector<double>{-2, 0, 0, 0, 3, 65504};
+        QTest::newRow("bool") << int(DType::Bool) << std::vector<double>{1, 1, 0, 1, 1, 1};
+        std::vector<double> f16, bf16;
+        for (double v : in) {
+            f16.push_back(float(Half(float(v))));
+            bf16.push_back(float(BFloat16(float(v))));
+        }
+        QTest::newRow("f16") << int(DType::F16) << f16;
+        QTest::newRow("bf16") << int(DType::BF16) << bf16;
+    }
+    void casts()
+    {
+        QFETCH(int, to);
+        QFETCH(std::vector<double>, expected);
+        const Tensor x = fromVector({-2.7, -0.4, 0, 0.6, 3.5, 65504}, {6}, DType::F64);
+        const Tensor y = ops::cast(x, static_cast<DType>(to));
+        QCOMPARE(int(y.dtype()), to);
+        FS_COMPARE_VALUES(y, Shape{6}, expected, 0, 0);
+    }
+
+    void halfConversionIsIeee()
+    {
+        QCOMPARE(float(Half(1.0f)), 1.0f);
+        QCOMPARE(Half(65504.0f).bits, uint16_t(0x7bff));
+        QCOMPARE(Half(65520.0f).bits, uint16_t(0x7c00)); // rounds to inf
+        QCOMPARE(Half(5.96046448e-8f).bits, uint16_t(0x0001)); // smallest subnormal
+        QCOMPARE(float(Half(uint16_t(0))), 0.0f);
+        QVERIFY(std::isnan(float(Half(NAN))));
+        QCOMPARE(float(Half(1.0009765625f)), 1.0009765625f); // 1 + 2^-10 exact
+        QCOMPARE(float(Half(1.00048828125f)), 1.0f);          // tie rounds to even
+        QCOMPARE(float(BFloat16(1.00390625f)), 1.0f);          // tie rounds to even
+        QCOMPARE(float(BFloat16(1.01171875f)), 1.015625f);
+    }
+
+    void errorsNameOpAndShapes()
+    {
+        FS_EXPECT_ERROR(ops::add(zeros({2, 3}), zeros({4})), "aten.add: shapes [2,3] and [4] cannot be broadcast");
+        FS_EXPECT_ERROR(callOp1("aten.mul", {zeros({2}), "x"}), "aten.mul: argument 'other' expects Tensor");
+        FS_EXPECT_ERROR(callOp1("aten.mul", {zeros({2})}), "aten.mul: missing argument 'other'");
+        FS_EXPECT_ERROR(ops::sub(ones({1}, DType::Bool), ones({1}, DType::Bool)), "aten.sub: not supported for bool");
+    }
+
+    void metaTensorsGiveShapesOnly()
+    {
+        const Tensor a = Tensor::empty({8, 1, 16}, DType::F16, kMeta);
+        const Tensor b = Tensor::empty({4, 16}, DType::F32, kMeta);
+        const Tensor y = ops::gelu(ops::add(a, b));
+        QVERIFY(y.isMeta());
+        QCOMPARE(y.sizes(), (Shape{8, 4, 16}));
+        QCOMPARE(y.dtype(), DType::F32);
+        QCOMPARE(ops::lt(a, 0).dtype(), DType::Bool);
+    }
+
+    void largeParallelMatchesSerial()
+    {
+        // Sizes above the parallel grain, with a broadcast operand.
+        const Tensor a = inputFor({513, 1027}, -3, 3, DType::F32, 11);
+        const Tensor b = inputFor({1027}, -3, 3, DType::F32, 12);
+        const Tensor y = ops::mul(ops::sigmoid(a), b);
+        const std::vector<double> va = a.toDoubleVector(), vb = b.toDoubleVector();
+        std::vector<double> expected(va.size());
+        for (size_t i = 0; i < va.size(); ++i)
+            expected[i] = sigmoidRef(va[i]) * vb[i % 1027];
+        FS_COMPARE_VALUES(y, (Shape{513, 1027}), expected, 1e-5, 1e-6);
+    }
+
+private:
+    static double binaryRef(const QString &op, double a, double b)
+    {
+        if (op == QLatin1String("aten.add")) return a + b;
+        if (op == QLatin1String("aten.sub")) return a - b;
+        if (op == QLatin1String("aten.mul")) return a * b;
+        if (op == QLatin1String("aten.div")) return a / b;
+        if (op == QLatin1String("aten.pow")) return std::pow(a, b);
+        if (op == QLatin1String("aten.maximum")) return std::max(a, b);
+        if (op == QLatin1String("aten.minimum")) return std::min(a, b);
+        if (op == QLatin1String("aten.fmod")) return std::fmod(a, b);
+        if (op == QLatin1String("aten.remainder")) return a - std::floor(a / b) * b;
+        if (op == QLatin1String("aten.eq")) return a == b;
+        if (op == QLatin1String("aten.lt")) return a < b;
+        if (op == QLatin1String("aten.ge")) return a >= b;
+        return (a != 0) && (b != 0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestPointwise)
+#include "tst_core_pointwise.moc"
