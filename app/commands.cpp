@@ -1,12 +1,17 @@
 #include "app/commands.h"
 
 namespace fusescope {
+
+int runOpsCommand(const QStringList &args);
+int runRunCommand(const QStringList &args);
+int runBenchCommand(const QStringList &args);
+
 namespace {
 
 constexpr Command kCommands[] = {
-    {"ops", "list the op registry", nullptr},
-    {"run", "run a zoo model or an ONNX file, eager or compiled", nullptr},
-    {"bench", "time the standard workloads, eager and compiled", nullptr},
+    {"ops", "list the op registry", runOpsCommand},
+    {"run", "run a zoo model or an ONNX file, eager or compiled", runRunCommand},
+    {"bench", "time the standard workloads, eager and compiled", runBenchCommand},
     {"profile", "run a model and record it into an .fstrace file", nullptr},
     {"report", "statistics and hints of a trace", nullptr},
     {"export", "convert a trace to Chrome trace JSON", nullptr},

@@ -10,6 +10,20 @@ foreach(opt FUSESCOPE_CUDA FUSESCOPE_ONNX)
   endif()
 endforeach()
 
+# The instruction set every binary is built for. x86-64-v3 (AVX2, FMA, F16C)
+# lets the kernels vectorize 8 floats wide and round without libm calls; the
+# app checks the CPU at start and explains itself instead of dying on SIGILL.
+# Set to "" for the compiler's default baseline.
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+  set(_default_baseline x86-64-v3)
+else()
+  set(_default_baseline "")
+endif()
+set(FUSESCOPE_CPU_BASELINE "${_default_baseline}" CACHE STRING "-march level of the build (x86-64-v3 by default on x86-64)")
+if(FUSESCOPE_CPU_BASELINE)
+  add_compile_options(-march=${FUSESCOPE_CPU_BASELINE})
+endif()
+
 option(FUSESCOPE_WERROR "Treat compiler warnings as errors (CI builds with ON)" OFF)
 set(FUSESCOPE_SANITIZE "" CACHE STRING "Sanitizers to build with, e.g. address,undefined")
 

@@ -2,6 +2,9 @@
 // shared/CLI.md is what scripts depend on, so it is tested from outside.
 #include <QDir>
 #include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
@@ -73,6 +76,81 @@ private slots:
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains(message), qPrintable(r.err));
         QVERIFY(r.out.isEmpty());
+    }
+
+    void opsListsTheRegistry()
+    {
+        const Result r = runFusescope({QStringLiteral("ops"), QStringLiteral("--json")});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonArray ops = QJsonDocument::fromJson(r.out.toUtf8()).object().value(QLatin1String("ops")).toArray();
+        QVERIFY(ops.size() > 60);
+        QJsonObject gelu;
+        for (const QJsonValue &v : ops) {
+            if (v.toObject().value(QLatin1String("name")).toString() == QLatin1String("aten.gelu"))
+                gelu = v.toObject();
+        }
+        QCOMPARE(gelu.value(QLatin1String("kind")).toString(), QStringLiteral("pointwise"));
+        QVERIFY(gelu.value(QLatin1String("fuses")).toBool());
+        QVERIFY(gelu.value(QLatin1String("schema")).toString().startsWith(QLatin1String("aten.gelu(Tensor self")));
+        QCOMPARE(gelu.value(QLatin1String("backends")).toArray().first().toString(), QStringLiteral("cpu"));
+        const Result table = runFusescope({QStringLiteral("ops")});
+        QCOMPARE(table.exitCode, 0);
+        QVERIFY(table.out.contains(QLatin1String("aten.matmul")));
+    }
+
+    void runZooModel()
+    {
+        const Result r = runFusescope({QStringLiteral("run"), QStringLiteral("mlp"), QStringLiteral("--repeat"),
+                                       QStringLiteral("3"), QStringLiteral("--json")});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject doc = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QCOMPARE(doc.value(QLatin1String("model")).toString(), QStringLiteral("mlp"));
+        QCOMPARE(doc.value(QLatin1String("mode")).toString(), QStringLiteral("eager"));
+        QVERIFY(doc.value(QLatin1String("median_ms")).toDouble() > 0);
+        const QJsonObject out = doc.value(QLatin1String("outputs")).toArray().first().toObject();
+        QCOMPARE(out.value(QLatin1String("shape")).toArray(), (QJsonArray{256, 512}));
+        QCOMPARE(out.value(QLatin1String("dtype")).toString(), QStringLiteral("f32"));
+        const Result list = runFusescope({QStringLiteral("run"), QStringLiteral("--list")});
+        QCOMPARE(list.exitCode, 0);
+        for (const char *name : {"pointwise", "softmax_ln", "mlp", "encoder", "resnet18", "llama_block"})
+            QVERIFY2(list.out.contains(QLatin1String(name)), name);
+    }
+
+    void runRefusals_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<int>("exitCode");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("unknown model") << QStringList{"run", "nope"} << 1 << "unknown model 'nope'";
+        QTest::newRow("no model") << QStringList{"run"} << 2 << "missing MODEL";
+        QTest::newRow("bad repeat") << QStringList{"run", "mlp", "--repeat", "0"} << 2 << "--repeat needs an integer >= 1";
+        QTest::newRow("bad device") << QStringList{"run", "mlp", "--device", "tpu"} << 2 << "--device must be cpu or cuda";
+        QTest::newRow("bench unknown workload") << QStringList{"bench", "--workload", "x"} << 1 << "unknown workload 'x'";
+        QTest::newRow("bench bad mode") << QStringList{"bench", "--mode", "fast"} << 2 << "--mode must be eager";
+        QTest::newRow("ops extra argument") << QStringList{"ops", "x"} << 2 << "unexpected argument 'x'";
+    }
+    void runRefusals()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(int, exitCode);
+        QFETCH(QString, message);
+        const Result r = runFusescope(args);
+        QCOMPARE(r.exitCode, exitCode);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+        QVERIFY(r.out.isEmpty());
+    }
+
+    void benchJson()
+    {
+        const Result r = runFusescope({QStringLiteral("bench"), QStringLiteral("--workload"), QStringLiteral("softmax_ln"),
+                                       QStringLiteral("--repeat"), QStringLiteral("1"), QStringLiteral("--json")});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject doc = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        const QJsonArray w = doc.value(QLatin1String("workloads")).toArray();
+        QCOMPARE(w.size(), 1);
+        QCOMPARE(w.first().toObject().value(QLatin1String("name")).toString(), QStringLiteral("softmax_ln"));
+        QVERIFY(w.first().toObject().value(QLatin1String("eager_ms")).toDouble() > 0);
+        QVERIFY(doc.value(QLatin1String("machine")).toObject().value(QLatin1String("threads")).toInt() >= 1);
     }
 
     void plannedCommandRefuses()

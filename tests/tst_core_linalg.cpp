@@ -114,6 +114,19 @@ Tensor meta(const Shape &shape, DType dtype = DType::F32)
     return Tensor::empty(shape, dtype, kMeta);
 }
 
+// Names of the kernels reported to observers while fn runs.
+std::vector<std::string> kernelsDuring(const std::function<void()> &fn)
+{
+    struct Names : Observer {
+        std::vector<std::string> names;
+        void kernelBegin(const KernelEvent &e) override { names.emplace_back(e.name); }
+    } observer;
+    observers::add(&observer);
+    fn();
+    observers::remove(&observer);
+    return observer.names;
+}
+
 int64_t allocationsDuring(const std::function<void()> &fn)
 {
     const int64_t before = hostAllocator().stats().allocations;
@@ -173,6 +186,9 @@ private slots:
         const Tensor m = ops::matmul(meta(shapeA, t), meta(shapeB, t));
         QVERIFY(m.isMeta());
         QCOMPARE(m.sizes(), expectedShape);
+        const TensorList dm = OpRegistry::instance().get("aten.matmul").decompose({meta(shapeA, t), meta(shapeB, t)});
+        QVERIFY(dm[0].isMeta());
+        QCOMPARE(dm[0].sizes(), expectedShape);
     }
 
     void mm_data()
@@ -300,6 +316,7 @@ private slots:
         FS_COMPARE_VALUES(ops::addmm(self, a, b, beta, alpha), shape, expected, rtolOf(t), atol);
         const TensorList d = OpRegistry::instance().get("aten.addmm").decompose({self, a, b, beta, alpha});
         FS_COMPARE_VALUES(d[0], shape, expected, rtolOf(t), atol);
+        QCOMPARE(ops::addmm(meta(selfShape, t), meta({3, 7}, t), meta({7, 5}, t), beta, alpha).sizes(), shape);
     }
 
     void linear_data()
@@ -344,6 +361,9 @@ private slots:
         const TensorList d = OpRegistry::instance().get("aten.linear").decompose({x, w, Value(bias)});
         FS_COMPARE_VALUES(d[0], shape, expected, rtolOf(t), atolFor(t) * 4);
         QCOMPARE(ops::linear(meta(xShape, t), meta({5, 8}, t), std::nullopt).sizes(), shape);
+        const TensorList dm = OpRegistry::instance().get("aten.linear").decompose({meta(xShape, t), meta({5, 8}, t),
+                                                                                   Value(meta({5}, t))});
+        QCOMPARE(dm[0].sizes(), shape);
     }
 
     void emptyReductionDimGivesBias()
@@ -379,6 +399,17 @@ private slots:
                  2.0 * 15 * 4 * 16);
         QCOMPARE(int(OpRegistry::instance().get("aten.linear").kind), int(OpKind::Composite));
         QCOMPARE(int(OpRegistry::instance().get("aten.bmm").kind), int(OpKind::Matmul));
+    }
+
+    void kernelEvents()
+    {
+        const std::vector<std::string> names = kernelsDuring([] {
+            ops::mm(zeros({2, 3}), zeros({3, 4}));
+            ops::bmm(zeros({2, 2, 3}, DType::F64), zeros({2, 3, 4}, DType::F64));
+            ops::linear(zeros({2, 3}, DType::F16), zeros({4, 3}, DType::F16));
+            ops::mm(zeros({2, 3}, DType::I64), zeros({3, 4}, DType::I64));
+        });
+        QCOMPARE(names, (std::vector<std::string>{"cblas_sgemm", "cblas_dgemm", "cblas_sgemm", "gemm_integer_loop"}));
     }
 
     void errors()

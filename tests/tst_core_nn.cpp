@@ -246,7 +246,7 @@ private slots:
         layer->append(first);
         layer->append(std::make_shared<Block>());
         Block root;
-        QCOMPARE(first->conv1->modulePath(), std::string("conv1")); // before it has a grandparent
+        QCOMPARE(first->conv1->modulePath(), std::string("0.conv1")); // before the layer has a parent
         root.adopt("layer1", layer);
         QCOMPARE(first->conv1->modulePath(), std::string("layer1.0.conv1"));
         QCOMPARE(first->modulePath(), std::string("layer1.0"));

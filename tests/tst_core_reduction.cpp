@@ -464,11 +464,16 @@ private slots:
         FS_COMPARE_VALUES(ops::argmax(x, 0), Shape{4}, (std::vector<double>{1, 0, 0, 0}), 0, 0);
         FS_COMPARE_VALUES(ops::argmax(x), Shape{}, std::vector<double>{1}, 0, 0);
         const auto [v, i] = ops::max(x, 1);
-        FS_COMPARE_VALUES(v, Shape{2}, (std::vector<double>{kNaN, kNaN}), 0, 0);
+        FS_COMPARE_VALUES(v, Shape{2}, (std::vector<double>{kNaN, 9}), 0, 0);
         FS_COMPARE_VALUES(i, Shape{2}, (std::vector<double>{1, 0}), 0, 0);
         const auto [mv, mi] = ops::min(x, 0);
-        FS_COMPARE_VALUES(mv, Shape{4}, (std::vector<double>{1, kNaN, -kInf, kNaN}), 0, 0);
+        FS_COMPARE_VALUES(mv, Shape{4}, (std::vector<double>{1, kNaN, 2, kNaN}), 0, 0);
         FS_COMPARE_VALUES(mi, Shape{4}, (std::vector<double>{0, 0, 1, 0}), 0, 0);
+        // All -inf: the max is -inf at index 0, not a stand-in for "nothing seen".
+        const Tensor low = withLayout(full({3, 40}, -kInf), layout);
+        FS_COMPARE_VALUES(ops::amax(low, {1}), Shape{3}, (std::vector<double>(3, -kInf)), 0, 0);
+        FS_COMPARE_VALUES(ops::argmax(low, 1), Shape{3}, (std::vector<double>(3, 0)), 0, 0);
+        FS_COMPARE_VALUES(ops::argmin(ops::neg(low), 0), Shape{40}, (std::vector<double>(40, 0)), 0, 0);
     }
 
     // Expanded (stride-0) inputs reduce like the materialized tensor.
@@ -505,12 +510,28 @@ private slots:
         FS_COMPARE_VALUES(ops::amax(x, {1}), Shape{0}, std::vector<double>{}, 0, 0);
         FS_COMPARE_VALUES(ops::argmax(x, 1), Shape{0}, std::vector<double>{}, 0, 0);
         FS_COMPARE_VALUES(ops::sum(x, {1}), Shape{0}, std::vector<double>{}, 0, 0);
-        FS_EXPECT_ERROR(ops::amax(x, {0}), "aten.amax: cannot reduce over a zero-size dimension of a tensor of shape [0,3]");
+        FS_EXPECT_ERROR(ops::amax(x, {0}),
+                        "aten.amax: cannot reduce over a zero-size dimension of a tensor of shape [0,3]");
         FS_EXPECT_ERROR(ops::amin(x), "aten.amin: cannot reduce over a zero-size dimension");
         FS_EXPECT_ERROR(ops::max(x), "aten.max: cannot reduce over a zero-size dimension");
         FS_EXPECT_ERROR(ops::min(x, 0), "aten.min.dim: cannot reduce over a zero-size dimension");
         FS_EXPECT_ERROR(ops::argmax(x), "aten.argmax: cannot reduce over a zero-size dimension");
         FS_EXPECT_ERROR(ops::argmin(x, 0), "aten.argmin: cannot reduce over a zero-size dimension");
+    }
+
+    // The kernels widen f16 with their own inline conversion: every bit
+    // pattern (subnormals, infinities, NaN) must read as the reference
+    // conversion of Half reads it.
+    void halfBitPatterns()
+    {
+        const Tensor x = Tensor::empty({65536, 1}, DType::F16);
+        Half *h = x.data<Half>();
+        for (int i = 0; i < 65536; ++i)
+            h[i].bits = static_cast<uint16_t>(i);
+        const std::vector<double> expected = x.toDoubleVector();
+        FS_COMPARE_VALUES(ops::amax(x, {1}), Shape{65536}, expected, 0, 0);
+        FS_COMPARE_VALUES(ops::sum(x, {1}), Shape{65536}, expected, 0, 0);
+        FS_COMPARE_VALUES(ops::amin(x.view({1, 65536}), {0}), Shape{65536}, expected, 0, 0); // row path
     }
 
     void dtypes()
@@ -524,8 +545,8 @@ private slots:
         QCOMPARE(ops::sum(i, {}, false, DType::I32).dtype(), DType::I32);
         FS_COMPARE_VALUES(ops::sum(i, {0}, false, DType::I32), Shape{2}, (std::vector<double>{4, 6}), 0, 0);
         // dtype= converts before summing: 0.75 + 0.75 in i64 is 0.
-        FS_COMPARE_VALUES(ops::sum(fromVector({0.75, 0.75}, {2}), {}, false, DType::I64), Shape{}, std::vector<double>{0},
-                          0, 0);
+        const Tensor quarters = fromVector({0.75, 0.75}, {2});
+        FS_COMPARE_VALUES(ops::sum(quarters, {}, false, DType::I64), Shape{}, std::vector<double>{0}, 0, 0);
         QCOMPARE(callOp1("aten.mean", {i, IntList{}, false, DType::F64}).dtype(), DType::F64);
         FS_COMPARE_VALUES(callOp1("aten.mean", {i, IntList{}, false, DType::F32}), Shape{}, std::vector<double>{2.5}, 0,
                           0);
@@ -682,7 +703,9 @@ private slots:
     void errors()
     {
         const Tensor x = zeros({2, 3});
-        FS_EXPECT_ERROR(ops::sum(x, {1, -1}), "aten.sum: dim 1 appears multiple times in the list of dims [1,-1] for a tensor of shape [2,3]");
+        FS_EXPECT_ERROR(ops::sum(x, {1, -1}),
+                        "aten.sum: dim 1 appears multiple times in the list of dims [1,-1] "
+                        "for a tensor of shape [2,3]");
         FS_EXPECT_ERROR(ops::amax(x, {0, 0}), "aten.amax: dim 0 appears multiple times");
         FS_EXPECT_ERROR(ops::sum(x, {2}), "aten.sum: dimension 2 is out of range for a tensor of rank 2");
         FS_EXPECT_ERROR(ops::mean(x, {-3}), "aten.mean: dimension -3 is out of range");
@@ -691,7 +714,8 @@ private slots:
         FS_EXPECT_ERROR(ops::cumsum(x, 3), "aten.cumsum: dimension 3 is out of range");
         FS_EXPECT_ERROR(ops::mean(zeros({2, 3}, DType::I32)),
                         "aten.mean: expected a floating-point input or dtype, got i32 for a tensor of shape [2,3]");
-        FS_EXPECT_ERROR(ops::var(zeros({2}, DType::I64)), "aten.var: expected a floating-point input or dtype, got i64");
+        FS_EXPECT_ERROR(ops::var(zeros({2}, DType::I64)),
+                        "aten.var: expected a floating-point input or dtype, got i64");
         FS_EXPECT_ERROR(ops::stdDev(zeros({2}, DType::Bool)), "aten.std: expected a floating-point");
         FS_EXPECT_ERROR(ops::sum(x, {}, false, DType::Bool), "aten.sum: dtype bool is not supported");
         FS_EXPECT_ERROR(ops::cumsum(x, 0, DType::Bool), "aten.cumsum: dtype bool is not supported");
@@ -773,7 +797,8 @@ private slots:
         FS_COMPARE_VALUES(lse.decompose({fromVector({1, 2}, {2}, DType::I32), IntList{0}, false})[0], Shape{},
                           std::vector<double>{std::log(std::exp(1.0) + std::exp(2.0))}, 1e-6, 0);
         const OpDef &mean = OpRegistry::instance().get("aten.mean");
-        FS_EXPECT_ERROR(mean.decompose({zeros({2}, DType::I32), IntList{}, false, Value()}), "aten.mean: expected a floating-point");
+        FS_EXPECT_ERROR(mean.decompose({zeros({2}, DType::I32), IntList{}, false, Value()}),
+                        "aten.mean: expected a floating-point");
         const OpDef &max = OpRegistry::instance().get("aten.max");
         FS_COMPARE_VALUES(max.decompose({fromVector({3, 9, 1}, {3})})[0], Shape{}, std::vector<double>{9}, 0, 0);
     }

@@ -94,6 +94,8 @@ private slots:
         QTest::newRow("bad type") << "aten.x(Tensr self) -> Tensor" << "unknown type 'Tensr'";
         QTest::newRow("no name") << "aten.x(Tensor) -> Tensor" << "needs a type and a name";
         QTest::newRow("bad return") << "aten.x(Tensor self) -> int" << "ops return Tensor or Tensor[]";
+        QTest::newRow("bare int list default") << "aten.x(Tensor self, int[] p=0) -> Tensor"
+                                               << "an int[] default must be a list";
     }
     void malformedSchemasAreRefused()
     {

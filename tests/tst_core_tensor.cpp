@@ -25,6 +25,30 @@ private slots:
         QCOMPARE(toFloating(DType::F64), DType::F64);
     }
 
+    // The portable conversions agree with the hardware ones (F16C) on every
+    // half value and on floats around every rounding boundary.
+    void halfConversionsAgree()
+    {
+        for (uint32_t b = 0; b < 65536; ++b) {
+            Half h;
+            h.bits = static_cast<uint16_t>(b);
+            const float viaOperator = h;
+            const float slow = Half::toFloatSlow(h.bits);
+            if (std::isnan(slow)) {
+                QVERIFY(std::isnan(viaOperator));
+                continue;
+            }
+            QCOMPARE(slow, viaOperator);
+            // Halfway between this value and the next: ties go to even.
+            const float next = Half::toFloatSlow(static_cast<uint16_t>(b + 1));
+            if (!std::isfinite(next) || (b & 0x7fff) == 0x7bff)
+                continue;
+            const float mid = slow + (next - slow) / 2;
+            QCOMPARE(Half::fromFloatSlow(mid), Half(mid).bits);
+            QCOMPARE(Half::fromFloatSlow(slow), h.bits);
+        }
+    }
+
     void factories()
     {
         FS_COMPARE_VALUES(zeros({2, 2}), (Shape{2, 2}), std::vector<double>(4, 0), 0, 0);

@@ -1,12 +1,915 @@
+// Convolution, pooling and resampling of NCHW images; an unbatched [C,H,W]
+// input is a batch of one. Convolution runs on BLAS (a GEMM per image and
+// group over an im2col buffer, or straight over the input for 1x1 kernels);
+// depthwise convolution and pooling are direct loops whose inner loop runs
+// along an output row, so the compiler vectorizes it.
 #include "core/ops/conv.h"
 
 #include "core/ops/builtin.h"
+#include "core/ops/linalg.h"
+#include "core/ops/loops.h"
 #include "core/ops/registry.h"
+#include "core/runtime/threadpool.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace fusescope {
+namespace {
 
-void registerConvOps(OpRegistry &)
+const Tensor &arg(const Args &a, size_t i)
 {
+    return a[i].toTensor();
 }
 
+int64_t ceilDiv(int64_t a, int64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+// Rounds toward minus infinity (PyTorch's div_rtn), for negative spans too.
+int64_t floorDiv(int64_t a, int64_t b)
+{
+    const int64_t q = a / b;
+    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+// t in `dtype` with contiguous strides: t itself when it already is (internal: no op event).
+Tensor contiguousAs(const Tensor &t, DType dtype)
+{
+    if (t.dtype() == dtype && t.isContiguous())
+        return t;
+    Tensor out = Tensor::empty(t.sizes(), dtype, t.device());
+    loops::copyInto(out, t);
+    return out;
+}
+
+// --- geometry ---------------------------------------------------------------------
+
+// A (height, width) parameter given as one or two ints.
+struct Hw {
+    int64_t h = 0, w = 0;
+};
+
+std::string hwStr(Hw v)
+{
+    return shapeStr({v.h, v.w});
+}
+
+Hw hwArg(const std::string &op, const char *name, const IntList &v)
+{
+    if (v.size() == 1)
+        return {v[0], v[0]};
+    if (v.size() == 2)
+        return {v[0], v[1]};
+    throw Error(op + ": " + name + " takes one or two values, got " + shapeStr(v));
+}
+
+Hw hwAtLeast(const std::string &op, const char *name, const IntList &v, int64_t min)
+{
+    const Hw hw = hwArg(op, name, v);
+    if (hw.h < min || hw.w < min)
+        throw Error(op + ": " + name + " must be " + (min > 0 ? "positive" : "non-negative") + ", got " + hwStr(hw));
+    return hw;
+}
+
+// NCHW geometry of an input.
+struct Images {
+    int64_t n = 1, c = 0, h = 0, w = 0;
+    bool batched = true;
+
+    int64_t plane() const { return h * w; }
+    Shape outShape(int64_t channels, Hw size) const
+    {
+        return batched ? Shape{n, channels, size.h, size.w} : Shape{channels, size.h, size.w};
+    }
+};
+
+Images imagesOf(const std::string &op, const Tensor &x)
+{
+    if (x.dim() == 4)
+        return {x.size(0), x.size(1), x.size(2), x.size(3), true};
+    if (x.dim() == 3)
+        return {1, x.size(0), x.size(1), x.size(2), false};
+    throw Error(op + ": expected a 3-D [C,H,W] or 4-D [N,C,H,W] input, got " + shapeStr(x.sizes()));
+}
+
+void checkSpatialNonEmpty(const std::string &op, const Tensor &x, const Images &im)
+{
+    if (im.h == 0 || im.w == 0)
+        throw Error(op + ": input " + shapeStr(x.sizes()) + " has an empty spatial dim");
+}
+
+// One spatial dim of a sliding window: output o, tap k reads input
+// o * stride - pad + k * dilation.
+struct Axis {
+    int64_t in = 0, out = 0, kernel = 1, stride = 1, pad = 0, dilation = 1;
+
+    int64_t offset(int64_t k) const { return k * dilation - pad; } // input index = o * stride + offset(k)
+    bool inside(int64_t o, int64_t k) const
+    {
+        const int64_t i = o * stride + offset(k);
+        return i >= 0 && i < in;
+    }
+};
+
+// Outputs [lo, hi) whose tap k lands inside the input.
+struct Span {
+    int64_t lo = 0, hi = 0;
+};
+
+Span validOutputs(const Axis &a, int64_t k)
+{
+    const int64_t off = a.offset(k);
+    const int64_t lo = std::min(a.out, off >= 0 ? 0 : ceilDiv(-off, a.stride));
+    const int64_t hi = a.in - off <= 0 ? 0 : std::min(a.out, ceilDiv(a.in - off, a.stride));
+    return {lo, std::max(lo, hi)};
+}
+
+std::vector<Span> validOutputsPerTap(const Axis &a)
+{
+    std::vector<Span> spans(static_cast<size_t>(a.kernel));
+    for (int64_t k = 0; k < a.kernel; ++k)
+        spans[size_t(k)] = validOutputs(a, k);
+    return spans;
+}
+
+// Planes run in parallel; a chunk gets at least kGrain elements of work.
+int64_t planeGrain(int64_t workPerPlane)
+{
+    return std::max<int64_t>(1, loops::kGrain / std::max<int64_t>(workPerPlane, 1));
+}
+
+OpCost costOf(const Args &args, std::span<const Tensor> outs, double flops)
+{
+    OpCost c;
+    c.flops = flops;
+    for (const Value &v : args) {
+        if (v.isTensor())
+            c.bytesRead += static_cast<double>(v.toTensor().nbytes());
+    }
+    for (const Tensor &t : outs)
+        c.bytesWritten += static_cast<double>(t.nbytes());
+    return c;
+}
+
+// --- conv2d: geometry and checks ------------------------------------------------------
+
+struct ConvGeometry {
+    Images in;
+    int64_t outC = 0, groups = 1;
+    Axis h, w;
+
+    int64_t cg() const { return in.c / groups; }   // input channels per group
+    int64_t og() const { return outC / groups; }   // output channels per group
+    int64_t taps() const { return h.kernel * w.kernel; }
+    int64_t cols() const { return h.out * w.out; } // output pixels per image
+    int64_t k() const { return cg() * taps(); }    // GEMM reduction size
+};
+
+const char *kConv = "aten.conv2d";
+
+void checkConvDTypes(const Tensor &x, const Tensor &w, const std::optional<Tensor> &bias)
+{
+    const bool same = x.dtype() == w.dtype() && (!bias || bias->dtype() == x.dtype());
+    if (!same || !isFloating(x.dtype()))
+        throw Error(std::string(kConv) + ": expected floating input, weight and bias of one dtype, got "
+                    + dtypeName(x.dtype()) + " input and " + dtypeName(w.dtype()) + " weight"
+                    + (bias ? std::string(" and ") + dtypeName(bias->dtype()) + " bias" : std::string()));
+}
+
+void checkConvChannels(const Tensor &x, const Tensor &w, const Images &im, int64_t groups)
+{
+    if (w.dim() != 4)
+        throw Error(std::string(kConv) + ": weight must be 4-D [O,C/groups,kH,kW], got " + shapeStr(w.sizes()));
+    if (groups < 1)
+        throw Error(std::string(kConv) + ": groups must be positive, got " + std::to_string(groups));
+    if (w.size(1) * groups != im.c)
+        throw Error(std::string(kConv) + ": input " + shapeStr(x.sizes()) + " has " + std::to_string(im.c)
+                    + " channels but weight " + shapeStr(w.sizes())
+                    + (groups > 1 ? " with groups=" + std::to_string(groups) : std::string()) + " expects "
+                    + std::to_string(w.size(1) * groups));
+    if (w.size(0) % groups != 0)
+        throw Error(std::string(kConv) + ": weight " + shapeStr(w.sizes()) + " has " + std::to_string(w.size(0))
+                    + " output channels, which groups=" + std::to_string(groups) + " does not divide");
+    if (w.size(2) < 1 || w.size(3) < 1)
+        throw Error(std::string(kConv) + ": weight " + shapeStr(w.sizes()) + " has an empty kernel");
+}
+
+// Output size of a convolution along one axis; throws when the dilated
+// kernel does not fit the padded input.
+void convOutputs(const Tensor &x, const Tensor &w, Axis &h, Axis &wd)
+{
+    const int64_t spanH = h.dilation * (h.kernel - 1) + 1, spanW = wd.dilation * (wd.kernel - 1) + 1;
+    const int64_t paddedH = h.in + 2 * h.pad, paddedW = wd.in + 2 * wd.pad;
+    if (spanH > paddedH || spanW > paddedW)
+        throw Error(std::string(kConv) + ": kernel of weight " + shapeStr(w.sizes()) + " (dilated "
+                    + hwStr({spanH, spanW}) + ") is larger than input " + shapeStr(x.sizes()) + " padded to "
+                    + hwStr({paddedH, paddedW}));
+    h.out = (paddedH - spanH) / h.stride + 1;
+    wd.out = (paddedW - spanW) / wd.stride + 1;
+}
+
+ConvGeometry convGeometry(const Args &a)
+{
+    const Tensor &x = arg(a, 0), &w = arg(a, 1);
+    const std::optional<Tensor> bias = a[2].toOptionalTensor();
+    ConvGeometry g;
+    g.in = imagesOf(kConv, x);
+    g.groups = a[6].toInt();
+    checkConvChannels(x, w, g.in, g.groups);
+    checkConvDTypes(x, w, bias);
+    if (bias && (bias->dim() != 1 || bias->size(0) != w.size(0)))
+        throw Error(std::string(kConv) + ": bias " + shapeStr(bias->sizes()) + " does not match weight "
+                    + shapeStr(w.sizes()) + " with " + std::to_string(w.size(0)) + " output channels");
+    const Hw stride = hwAtLeast(kConv, "stride", a[3].toIntList(), 1);
+    const Hw pad = hwAtLeast(kConv, "padding", a[4].toIntList(), 0);
+    const Hw dilation = hwAtLeast(kConv, "dilation", a[5].toIntList(), 1);
+    g.outC = w.size(0);
+    g.h = {g.in.h, 0, w.size(2), stride.h, pad.h, dilation.h};
+    g.w = {g.in.w, 0, w.size(3), stride.w, pad.w, dilation.w};
+    convOutputs(x, w, g.h, g.w);
+    return g;
+}
+
+std::vector<TensorSpec> convShape(const Args &a)
+{
+    const ConvGeometry g = convGeometry(a);
+    return {{g.in.outShape(g.outC, {g.h.out, g.w.out}), arg(a, 0).dtype()}};
+}
+
+// --- conv2d: kernels ---------------------------------------------------------------------
+
+// Output planes start as the bias (or zero): the GEMMs then add with beta = 1.
+template <typename T>
+void fillBias(const ConvGeometry &g, const T *bias, T *out)
+{
+    const int64_t planes = g.in.n * g.outC, cols = g.cols();
+    parallelFor(0, planes, planeGrain(cols), [&](int64_t p0, int64_t p1) {
+        for (int64_t p = p0; p < p1; ++p)
+            std::fill(out + p * cols, out + (p + 1) * cols, bias ? bias[p % g.outC] : T(0));
+    });
+}
+
+// 1x1, stride 1, no padding: the input image is already the GEMM's right
+// operand [C/groups, H*W] per group.
+template <typename T>
+void pointwiseConv(const ConvGeometry &g, const T *x, const T *w, const T *bias, T *out)
+{
+    const int64_t cols = g.cols(), cg = g.cg(), og = g.og();
+    if (bias)
+        fillBias(g, bias, out);
+    for (int64_t n = 0; n < g.in.n; ++n) {
+        for (int64_t grp = 0; grp < g.groups; ++grp)
+            blas::gemm(false, false, og, cols, cg, T(1), w + grp * og * cg, cg,
+                       x + (n * g.in.c + grp * cg) * cols, cols, T(bias ? 1 : 0),
+                       out + (n * g.outC + grp * og) * cols, cols);
+    }
+}
+
+// Copies input row `src` under the taps of one kernel column: dst[o] =
+// src[o * stride + offset] inside `valid`, zero (padding) outside.
+template <typename T>
+void gatherRow(T *dst, const T *src, int64_t outW, Span valid, int64_t stride, int64_t offset)
+{
+    std::fill(dst, dst + valid.lo, T(0));
+    if (stride == 1 && valid.lo < valid.hi) { // contiguous: std::copy becomes memmove
+        std::copy(src + valid.lo + offset, src + valid.hi + offset, dst + valid.lo);
+    } else {
+        for (int64_t o = valid.lo; o < valid.hi; ++o)
+            dst[o] = src[o * stride + offset];
+    }
+    std::fill(dst + valid.hi, dst + outW, T(0));
+}
+
+// Output rows [begin, end) of an image: the unit of im2col when a whole
+// image's buffer would be too large.
+struct Band {
+    int64_t begin = 0, end = 0;
+};
+
+// col[(c, ki, kj), j * pixels + pixel] for `count` images over one band of
+// output rows: row r of the GEMM's right operand holds what tap (ki, kj) of
+// channel c sees at every output pixel of the band.
+template <typename T>
+void im2col(const ConvGeometry &g, const T *x, int64_t count, Band band, T *col, const std::vector<Span> &spansW)
+{
+    const int64_t rows = g.in.c * g.taps(), pixels = (band.end - band.begin) * g.w.out, width = count * pixels;
+    parallelFor(0, rows, planeGrain(width), [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+            const int64_t c = r / g.taps(), ki = (r % g.taps()) / g.w.kernel, kj = r % g.w.kernel;
+            for (int64_t j = 0; j < count; ++j) {
+                const T *plane = x + (j * g.in.c + c) * g.in.plane();
+                T *dst = col + r * width + j * pixels;
+                for (int64_t oh = band.begin; oh < band.end; ++oh) {
+                    T *row = dst + (oh - band.begin) * g.w.out;
+                    if (!g.h.inside(oh, ki)) {
+                        std::fill(row, row + g.w.out, T(0));
+                        continue;
+                    }
+                    const T *src = plane + (oh * g.h.stride + g.h.offset(ki)) * g.in.w;
+                    gatherRow(row, src, g.w.out, spansW[size_t(kj)], g.w.stride, g.w.offset(kj));
+                }
+            }
+        }
+    });
+}
+
+// The GEMM of several images lands as [O, images * pixels]; NCHW wants
+// [images, O, pixels], with the bias added on the way.
+template <typename T>
+void scatterImages(const ConvGeometry &g, const T *product, int64_t count, const T *bias, T *out)
+{
+    const int64_t cols = g.cols(), width = count * cols;
+    parallelFor(0, count * g.outC, planeGrain(cols), [&](int64_t p0, int64_t p1) {
+        for (int64_t p = p0; p < p1; ++p) {
+            const int64_t j = p / g.outC, o = p % g.outC;
+            const T *src = product + o * width + j * cols;
+            T *dst = out + p * cols;
+            const T b = bias ? bias[o] : T(0);
+            for (int64_t i = 0; i < cols; ++i)
+                dst[i] = src[i] + b;
+        }
+    });
+}
+
+// The im2col buffer stays within a few tens of MiB.
+constexpr int64_t kMaxColElements = int64_t(8) << 20;
+
+// Small images are batched into one wider GEMM (BLAS is slow on narrow
+// matrices).
+int64_t imagesPerGemm(const ConvGeometry &g)
+{
+    constexpr int64_t kWideEnough = 1024;
+    const int64_t cols = std::max<int64_t>(g.cols(), 1);
+    const int64_t count = std::min(g.in.n, ceilDiv(kWideEnough, cols));
+    return std::max<int64_t>(std::min(count, kMaxColElements / std::max<int64_t>(g.in.c * g.taps() * cols, 1)), 1);
+}
+
+// Large images go through im2col a band of output rows at a time.
+int64_t rowsPerBand(const ConvGeometry &g)
+{
+    const int64_t perRow = std::max<int64_t>(g.in.c * g.taps() * g.w.out, 1);
+    return std::clamp<int64_t>(kMaxColElements / perRow, 1, std::max<int64_t>(g.h.out, 1));
+}
+
+// Several small images per GEMM, through a product buffer.
+template <typename T>
+void convImagesBatched(const ConvGeometry &g, const T *x, const T *w, const T *bias, T *out, int64_t batch,
+                       DType dtype)
+{
+    const int64_t cols = g.cols(), og = g.og(), k = g.k();
+    const std::vector<Span> spansW = validOutputsPerTap(g.w);
+    // Scratch through the caching allocator: the next call reuses the blocks.
+    const Tensor colBuffer = Tensor::empty({g.in.c * g.taps() * batch * cols}, dtype);
+    const Tensor product = Tensor::empty({g.outC * batch * cols}, dtype);
+    T *col = colBuffer.data<T>(), *prod = product.data<T>();
+    for (int64_t n0 = 0; n0 < g.in.n; n0 += batch) {
+        const int64_t count = std::min(batch, g.in.n - n0), width = count * cols;
+        im2col(g, x + n0 * g.in.c * g.in.plane(), count, {0, g.h.out}, col, spansW);
+        for (int64_t grp = 0; grp < g.groups; ++grp)
+            blas::gemm(false, false, og, width, k, T(1), w + grp * og * k, k, col + grp * k * width, width, T(0),
+                       prod + grp * og * width, width);
+        scatterImages(g, prod, count, bias, out + n0 * g.outC * cols);
+    }
+}
+
+// One image at a time, a band of output rows per GEMM, written straight into
+// the output (rows of a band are contiguous within each output plane).
+template <typename T>
+void convImageBands(const ConvGeometry &g, const T *x, const T *w, const T *bias, T *out, DType dtype)
+{
+    const int64_t cols = g.cols(), og = g.og(), k = g.k(), bandRows = rowsPerBand(g);
+    const std::vector<Span> spansW = validOutputsPerTap(g.w);
+    const Tensor colBuffer = Tensor::empty({g.in.c * g.taps() * bandRows * g.w.out}, dtype);
+    T *col = colBuffer.data<T>();
+    if (bias)
+        fillBias(g, bias, out);
+    for (int64_t n = 0; n < g.in.n; ++n) {
+        for (int64_t oh = 0; oh < g.h.out; oh += bandRows) {
+            const Band band{oh, std::min(oh + bandRows, g.h.out)};
+            const int64_t pixels = (band.end - band.begin) * g.w.out;
+            im2col(g, x + n * g.in.c * g.in.plane(), 1, band, col, spansW);
+            for (int64_t grp = 0; grp < g.groups; ++grp)
+                blas::gemm(false, false, og, pixels, k, T(1), w + grp * og * k, k, col + grp * k * pixels, pixels,
+                           T(bias ? 1 : 0), out + (n * g.outC + grp * og) * cols + oh * g.w.out, cols);
+        }
+    }
+}
+
+template <typename T>
+void im2colConv(const ConvGeometry &g, const T *x, const T *w, const T *bias, T *out, DType dtype)
+{
+    const int64_t batch = imagesPerGemm(g);
+    if (batch > 1)
+        convImagesBatched(g, x, w, bias, out, batch, dtype);
+    else
+        convImageBands(g, x, w, bias, out, dtype);
+}
+
+// groups == C with one input channel per group: each output plane is a
+// weighted sum of shifted rows of one input plane.
+template <typename T>
+void depthwiseConv(const ConvGeometry &g, const T *x, const T *w, const T *bias, T *out)
+{
+    const int64_t cols = g.cols(), og = g.og();
+    const std::vector<Span> spansW = validOutputsPerTap(g.w);
+    parallelFor(0, g.in.n * g.outC, planeGrain(cols * g.taps()), [&](int64_t p0, int64_t p1) {
+        for (int64_t p = p0; p < p1; ++p) {
+            const int64_t n = p / g.outC, o = p % g.outC;
+            const T *plane = x + (n * g.in.c + o / og) * g.in.plane();
+            const T *taps = w + o * g.taps();
+            T *dst = out + p * cols;
+            std::fill(dst, dst + cols, bias ? bias[o] : T(0));
+            for (int64_t oh = 0; oh < g.h.out; ++oh) {
+                T *row = dst + oh * g.w.out;
+                for (int64_t ki = 0; ki < g.h.kernel; ++ki) {
+                    if (!g.h.inside(oh, ki))
+                        continue;
+                    const T *src = plane + (oh * g.h.stride + g.h.offset(ki)) * g.in.w;
+                    for (int64_t kj = 0; kj < g.w.kernel; ++kj) {
+                        const T tap = taps[ki * g.w.kernel + kj];
+                        const int64_t s = g.w.stride, off = g.w.offset(kj);
+                        for (int64_t ow = spansW[size_t(kj)].lo; ow < spansW[size_t(kj)].hi; ++ow)
+                            row[ow] += tap * src[ow * s + off];
+                    }
+                }
+            }
+        }
+    });
+}
+
+template <typename T>
+void runConv(const ConvGeometry &g, const Tensor &x, const Tensor &w, const Tensor &bias, const Tensor &out)
+{
+    const T *px = x.data<T>(), *pw = w.data<T>(), *pb = bias.defined() ? bias.data<T>() : nullptr;
+    T *po = out.data<T>();
+    const bool pointwise = g.taps() == 1 && g.h.stride == 1 && g.w.stride == 1 && g.h.pad == 0 && g.w.pad == 0;
+    const bool depthwise = g.cg() == 1 && g.groups > 1;
+    KernelEvent event;
+    event.name = depthwise ? "conv2d_depthwise" : pointwise ? "conv2d_1x1_gemm" : "conv2d_im2col_gemm";
+    event.cost.flops = 2.0 * static_cast<double>(out.numel()) * static_cast<double>(g.k());
+    const KernelScope scope(event);
+    if (g.cg() == 0)
+        fillBias(g, pb, po);
+    else if (depthwise)
+        depthwiseConv(g, px, pw, pb, po);
+    else if (pointwise)
+        pointwiseConv(g, px, pw, pb, po);
+    else
+        im2colConv(g, px, pw, pb, po, out.dtype());
+}
+
+// f16/bf16 compute in f32.
+void convKernel(const Args &a, std::span<Tensor> outs)
+{
+    const ConvGeometry g = convGeometry(a);
+    const Tensor &out = outs[0];
+    if (out.numel() == 0)
+        return;
+    const DType compute = out.dtype() == DType::F64 ? DType::F64 : DType::F32;
+    const Tensor x = contiguousAs(arg(a, 0), compute), w = contiguousAs(arg(a, 1), compute);
+    const std::optional<Tensor> bias = a[2].toOptionalTensor();
+    const Tensor b = bias ? contiguousAs(*bias, compute) : Tensor();
+    const Tensor y = out.dtype() == compute ? out : Tensor::empty(out.sizes(), compute);
+    if (compute == DType::F64)
+        runConv<double>(g, x, w, b, y);
+    else
+        runConv<float>(g, x, w, b, y);
+    if (out.dtype() != compute)
+        loops::copyInto(out, y);
+}
+
+OpCost convCost(const Args &a, std::span<const Tensor> outs)
+{
+    const Tensor &w = arg(a, 1);
+    const double k = static_cast<double>(w.size(1) * w.size(2) * w.size(3));
+    return costOf(a, outs, 2.0 * k * static_cast<double>(outs[0].numel()));
+}
+
+// --- pooling geometry ---------------------------------------------------------------------
+
+struct PoolGeometry {
+    Images in;
+    Axis h, w;
+};
+
+// PyTorch's pooling output size: the last window must start inside the
+// input or the left padding, also under ceil_mode.
+int64_t poolOutputs(const Axis &a, bool ceilMode)
+{
+    const int64_t span = a.in + 2 * a.pad - a.dilation * (a.kernel - 1) - 1;
+    int64_t out = floorDiv(span + (ceilMode ? a.stride - 1 : 0), a.stride) + 1;
+    if (ceilMode && (out - 1) * a.stride >= a.in + a.pad)
+        --out;
+    return out;
+}
+
+struct PoolArgs {
+    IntList kernel, stride, padding, dilation;
+    bool ceilMode = false;
+};
+
+PoolGeometry poolGeometry(const std::string &op, const Tensor &x, const PoolArgs &p)
+{
+    PoolGeometry g;
+    g.in = imagesOf(op, x);
+    checkSpatialNonEmpty(op, x, g.in);
+    const Hw kernel = hwAtLeast(op, "kernel_size", p.kernel, 1);
+    const Hw stride = p.stride.empty() ? kernel : hwAtLeast(op, "stride", p.stride, 1);
+    const Hw pad = hwAtLeast(op, "padding", p.padding, 0);
+    const Hw dilation = hwAtLeast(op, "dilation", p.dilation, 1);
+    if (pad.h > kernel.h / 2 || pad.w > kernel.w / 2)
+        throw Error(op + ": padding " + hwStr(pad) + " must be at most half of kernel_size " + hwStr(kernel));
+    g.h = {g.in.h, 0, kernel.h, stride.h, pad.h, dilation.h};
+    g.w = {g.in.w, 0, kernel.w, stride.w, pad.w, dilation.w};
+    g.h.out = poolOutputs(g.h, p.ceilMode);
+    g.w.out = poolOutputs(g.w, p.ceilMode);
+    if (g.h.out < 1 || g.w.out < 1)
+        throw Error(op + ": input " + shapeStr(x.sizes()) + " is too small for kernel_size " + hwStr(kernel)
+                    + " with padding " + hwStr(pad) + " and dilation " + hwStr(dilation) + " (output "
+                    + hwStr({g.h.out, g.w.out}) + ")");
+    return g;
+}
+
+PoolArgs maxPoolArgs(const Args &a)
+{
+    return {a[1].toIntList(), a[2].toIntList(), a[3].toIntList(), a[4].toIntList(), a[5].toBool()};
+}
+
+PoolArgs avgPoolArgs(const Args &a)
+{
+    return {a[1].toIntList(), a[2].toIntList(), a[3].toIntList(), IntList{1}, a[4].toBool()};
+}
+
+void checkFloating(const std::string &op, const Tensor &x)
+{
+    if (!isFloating(x.dtype()))
+        throw Error(op + ": expected a floating input, got " + dtypeName(x.dtype()) + " " + shapeStr(x.sizes()));
+}
+
+// Runs fn(srcPlane, dstPlane, scratchRow) over all N*C planes in parallel.
+template <typename T, typename C, typename Fn>
+void forEachPlane(const Images &in, int64_t outPlane, const Tensor &x, const Tensor &out, int64_t work, Fn fn)
+{
+    const T *px = x.data<T>();
+    T *po = out.data<T>();
+    parallelFor(0, in.n * in.c, planeGrain(work), [&](int64_t p0, int64_t p1) {
+        std::vector<C> acc;
+        for (int64_t p = p0; p < p1; ++p)
+            fn(px + p * in.plane(), po + p * outPlane, acc);
+    });
+}
+
+// --- max_pool2d ---------------------------------------------------------------------------
+
+// max that propagates NaN, as PyTorch's pooling does.
+template <typename C>
+C maxNan(C acc, C v)
+{
+    return (v > acc || v != v) ? v : acc;
+}
+
+template <typename T>
+void maxPool(const PoolGeometry &g, const Tensor &x, const Tensor &out)
+{
+    using C = compute_t<T>;
+    const C lowest = std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity()
+                                                          : std::numeric_limits<C>::lowest();
+    const std::vector<Span> spansW = validOutputsPerTap(g.w);
+    const int64_t outW = g.w.out, s = g.w.stride;
+    forEachPlane<T, C>(g.in, g.h.out * outW, x, out, g.h.out * outW * g.h.kernel * g.w.kernel,
+                       [&](const T *src, T *dst, std::vector<C> &acc) {
+        acc.resize(size_t(outW));
+        for (int64_t oh = 0; oh < g.h.out; ++oh) {
+            std::fill(acc.begin(), acc.end(), lowest);
+            for (int64_t ki = 0; ki < g.h.kernel; ++ki) {
+                if (!g.h.inside(oh, ki))
+                    continue;
+                const T *row = src + (oh * g.h.stride + g.h.offset(ki)) * g.in.w;
+                for (int64_t kj = 0; kj < g.w.kernel; ++kj) {
+                    const int64_t off = g.w.offset(kj);
+                    for (int64_t ow = spansW[size_t(kj)].lo; ow < spansW[size_t(kj)].hi; ++ow)
+                        acc[size_t(ow)] = maxNan(acc[size_t(ow)], C(row[ow * s + off]));
+                }
+            }
+            for (int64_t ow = 0; ow < outW; ++ow)
+                dst[oh * outW + ow] = T(acc[size_t(ow)]);
+        }
+    });
+}
+
+std::vector<TensorSpec> maxPoolShape(const Args &a)
+{
+    const Tensor &x = arg(a, 0);
+    if (x.dtype() == DType::Bool)
+        throw Error("aten.max_pool2d: not supported for bool tensors");
+    const PoolGeometry g = poolGeometry("aten.max_pool2d", x, maxPoolArgs(a));
+    return {{g.in.outShape(g.in.c, {g.h.out, g.w.out}), x.dtype()}};
+}
+
+void maxPoolKernel(const Args &a, std::span<Tensor> outs)
+{
+    if (outs[0].numel() == 0)
+        return;
+    const Tensor x = contiguousAs(arg(a, 0), arg(a, 0).dtype());
+    const PoolGeometry g = poolGeometry("aten.max_pool2d", x, maxPoolArgs(a));
+    visitNumeric(x.dtype(), [&](auto tag) { maxPool<decltype(tag)>(g, x, outs[0]); });
+}
+
+// --- avg_pool2d ---------------------------------------------------------------------------
+
+// PyTorch's divisor per output along one axis: the window clipped to the
+// padded input, or to the input itself without count_include_pad.
+std::vector<double> avgDivisors(const Axis &a, bool countIncludePad)
+{
+    std::vector<double> d(static_cast<size_t>(a.out));
+    for (int64_t o = 0; o < a.out; ++o) {
+        const int64_t start = o * a.stride - a.pad;
+        const int64_t end = std::min(start + a.kernel, a.in + a.pad);
+        const int64_t clipped = std::min(end, a.in) - std::max<int64_t>(start, 0);
+        d[size_t(o)] = static_cast<double>(countIncludePad ? end - start : clipped);
+    }
+    return d;
+}
+
+template <typename T>
+void avgPool(const PoolGeometry &g, bool countIncludePad, const Tensor &x, const Tensor &out)
+{
+    using C = compute_t<T>;
+    const std::vector<Span> spansW = validOutputsPerTap(g.w);
+    const std::vector<double> divH = avgDivisors(g.h, countIncludePad), divW = avgDivisors(g.w, countIncludePad);
+    const int64_t outW = g.w.out, s = g.w.stride;
+    forEachPlane<T, C>(g.in, g.h.out * outW, x, out, g.h.out * outW * g.h.kernel * g.w.kernel,
+                       [&](const T *src, T *dst, std::vector<C> &acc) {
+        acc.resize(size_t(outW));
+        for (int64_t oh = 0; oh < g.h.out; ++oh) {
+            std::fill(acc.begin(), acc.end(), C(0));
+            for (int64_t ki = 0; ki < g.h.kernel; ++ki) {
+                if (!g.h.inside(oh, ki))
+                    continue;
+                const T *row = src + (oh * g.h.stride + g.h.offset(ki)) * g.in.w;
+                for (int64_t kj = 0; kj < g.w.kernel; ++kj) {
+                    const int64_t off = g.w.offset(kj);
+                    for (int64_t ow = spansW[size_t(kj)].lo; ow < spansW[size_t(kj)].hi; ++ow)
+                        acc[size_t(ow)] += C(row[ow * s + off]);
+                }
+            }
+            for (int64_t ow = 0; ow < outW; ++ow)
+                dst[oh * outW + ow] = T(acc[size_t(ow)] / C(divH[size_t(oh)] * divW[size_t(ow)]));
+        }
+    });
+}
+
+std::vector<TensorSpec> avgPoolShape(const Args &a)
+{
+    const Tensor &x = arg(a, 0);
+    checkFloating("aten.avg_pool2d", x);
+    const PoolGeometry g = poolGeometry("aten.avg_pool2d", x, avgPoolArgs(a));
+    return {{g.in.outShape(g.in.c, {g.h.out, g.w.out}), x.dtype()}};
+}
+
+void avgPoolKernel(const Args &a, std::span<Tensor> outs)
+{
+    if (outs[0].numel() == 0)
+        return;
+    const Tensor x = contiguousAs(arg(a, 0), arg(a, 0).dtype());
+    const PoolGeometry g = poolGeometry("aten.avg_pool2d", x, avgPoolArgs(a));
+    visitFloating(x.dtype(), [&](auto tag) { avgPool<decltype(tag)>(g, a[5].toBool(), x, outs[0]); });
+}
+
+OpCost windowCost(const Args &a, std::span<const Tensor> outs)
+{
+    const Hw k = hwArg("pool", "kernel_size", a[1].toIntList());
+    return costOf(a, outs, static_cast<double>(outs[0].numel() * k.h * k.w));
+}
+
+// --- adaptive_avg_pool2d ---------------------------------------------------------------------
+
+Hw outputSizeArg(const std::string &op, const Args &a)
+{
+    return hwAtLeast(op, "output_size", a[1].toIntList(), 0);
+}
+
+std::vector<TensorSpec> adaptiveShape(const Args &a)
+{
+    const Tensor &x = arg(a, 0);
+    const Images im = imagesOf("aten.adaptive_avg_pool2d", x);
+    checkFloating("aten.adaptive_avg_pool2d", x);
+    checkSpatialNonEmpty("aten.adaptive_avg_pool2d", x, im);
+    return {{im.outShape(im.c, outputSizeArg("aten.adaptive_avg_pool2d", a)), x.dtype()}};
+}
+
+// Input range [floor(o*in/out), ceil((o+1)*in/out)) of output o.
+Span adaptiveRange(int64_t o, int64_t in, int64_t out)
+{
+    return {o * in / out, ceilDiv((o + 1) * in, out)};
+}
+
+template <typename T>
+void adaptiveAvgPool(const Images &im, Hw size, const Tensor &x, const Tensor &out)
+{
+    using C = compute_t<T>;
+    forEachPlane<T, C>(im, size.h * size.w, x, out, im.plane(), [&](const T *src, T *dst, std::vector<C> &) {
+        for (int64_t oh = 0; oh < size.h; ++oh) {
+            const Span rh = adaptiveRange(oh, im.h, size.h);
+            for (int64_t ow = 0; ow < size.w; ++ow) {
+                const Span rw = adaptiveRange(ow, im.w, size.w);
+                C sum = 0;
+                for (int64_t ih = rh.lo; ih < rh.hi; ++ih) {
+                    for (int64_t iw = rw.lo; iw < rw.hi; ++iw)
+                        sum += C(src[ih * im.w + iw]);
+                }
+                dst[oh * size.w + ow] = T(sum / C((rh.hi - rh.lo) * (rw.hi - rw.lo)));
+            }
+        }
+    });
+}
+
+void adaptiveKernel(const Args &a, std::span<Tensor> outs)
+{
+    if (outs[0].numel() == 0)
+        return;
+    const Tensor x = contiguousAs(arg(a, 0), arg(a, 0).dtype());
+    const Images im = imagesOf("aten.adaptive_avg_pool2d", x);
+    const Hw size = outputSizeArg("aten.adaptive_avg_pool2d", a);
+    visitFloating(x.dtype(), [&](auto tag) { adaptiveAvgPool<decltype(tag)>(im, size, x, outs[0]); });
+}
+
+// --- upsample2d ----------------------------------------------------------------------------
+
+const char *kUpsample = "aten.upsample2d";
+
+std::vector<TensorSpec> upsampleShape(const Args &a)
+{
+    const Tensor &x = arg(a, 0);
+    const Images im = imagesOf(kUpsample, x);
+    checkSpatialNonEmpty(kUpsample, x, im);
+    const Hw size = hwAtLeast(kUpsample, "output_size", a[1].toIntList(), 1);
+    const std::string &mode = a[2].toStringRef();
+    if (mode != "nearest" && mode != "bilinear")
+        throw Error(std::string(kUpsample) + ": mode must be 'nearest' or 'bilinear', got '" + mode + "'");
+    if (mode == "nearest" && a[3].toBool())
+        throw Error(std::string(kUpsample) + ": align_corners only applies to mode 'bilinear'");
+    if (mode == "bilinear")
+        checkFloating(kUpsample, x);
+    if (x.dtype() == DType::Bool)
+        throw Error(std::string(kUpsample) + ": not supported for bool tensors");
+    return {{im.outShape(im.c, size), x.dtype()}};
+}
+
+// PyTorch's nearest source index: floor(dst * in/out) with the scale in f32.
+std::vector<int64_t> nearestSources(int64_t in, int64_t out)
+{
+    std::vector<int64_t> src(static_cast<size_t>(out));
+    const float scale = static_cast<float>(in) / static_cast<float>(out);
+    for (int64_t o = 0; o < out; ++o)
+        src[size_t(o)] = std::min(static_cast<int64_t>(std::floor(static_cast<float>(o) * scale)), in - 1);
+    return src;
+}
+
+template <typename T>
+void upsampleNearest(const Images &im, Hw size, const Tensor &x, const Tensor &out)
+{
+    const std::vector<int64_t> rows = nearestSources(im.h, size.h), cols = nearestSources(im.w, size.w);
+    forEachPlane<T, T>(im, size.h * size.w, x, out, size.h * size.w, [&](const T *src, T *dst, std::vector<T> &) {
+        for (int64_t oh = 0; oh < size.h; ++oh) {
+            const T *row = src + rows[size_t(oh)] * im.w;
+            for (int64_t ow = 0; ow < size.w; ++ow)
+                dst[oh * size.w + ow] = row[cols[size_t(ow)]];
+        }
+    });
+}
+
+// The two input neighbours of an output along one axis and their weights.
+template <typename C>
+struct Lerp {
+    int64_t i0 = 0, i1 = 0;
+    C w0 = 1, w1 = 0;
+};
+
+// PyTorch's area_pixel_compute_source_index for linear modes.
+template <typename C>
+std::vector<Lerp<C>> lerps(int64_t in, int64_t out, bool alignCorners)
+{
+    const C scale = alignCorners ? (out > 1 ? C(in - 1) / C(out - 1) : C(0)) : C(in) / C(out);
+    std::vector<Lerp<C>> l(static_cast<size_t>(out));
+    for (int64_t o = 0; o < out; ++o) {
+        const C src = alignCorners ? scale * C(o) : std::max(scale * (C(o) + C(0.5)) - C(0.5), C(0));
+        Lerp<C> &e = l[size_t(o)];
+        e.i0 = std::min(static_cast<int64_t>(src), in - 1);
+        e.i1 = e.i0 + (e.i0 < in - 1 ? 1 : 0);
+        e.w1 = src - C(e.i0);
+        e.w0 = C(1) - e.w1;
+    }
+    return l;
+}
+
+template <typename T>
+void upsampleBilinear(const Images &im, Hw size, bool alignCorners, const Tensor &x, const Tensor &out)
+{
+    using C = compute_t<T>;
+    const auto rows = lerps<C>(im.h, size.h, alignCorners), cols = lerps<C>(im.w, size.w, alignCorners);
+    forEachPlane<T, C>(im, size.h * size.w, x, out, 4 * size.h * size.w, [&](const T *src, T *dst, std::vector<C> &) {
+        for (int64_t oh = 0; oh < size.h; ++oh) {
+            const Lerp<C> &r = rows[size_t(oh)];
+            const T *top = src + r.i0 * im.w, *bottom = src + r.i1 * im.w;
+            for (int64_t ow = 0; ow < size.w; ++ow) {
+                const Lerp<C> &c = cols[size_t(ow)];
+                const C upper = c.w0 * C(top[c.i0]) + c.w1 * C(top[c.i1]);
+                const C lower = c.w0 * C(bottom[c.i0]) + c.w1 * C(bottom[c.i1]);
+                dst[oh * size.w + ow] = T(r.w0 * upper + r.w1 * lower);
+            }
+        }
+    });
+}
+
+void upsampleKernel(const Args &a, std::span<Tensor> outs)
+{
+    if (outs[0].numel() == 0)
+        return;
+    const Tensor x = contiguousAs(arg(a, 0), arg(a, 0).dtype());
+    const Images im = imagesOf(kUpsample, x);
+    const Hw size = hwArg(kUpsample, "output_size", a[1].toIntList());
+    if (a[2].toStringRef() == "bilinear")
+        visitFloating(x.dtype(), [&](auto tag) { upsampleBilinear<decltype(tag)>(im, size, a[3].toBool(), x, outs[0]); });
+    else
+        visitNumeric(x.dtype(), [&](auto tag) { upsampleNearest<decltype(tag)>(im, size, x, outs[0]); });
+}
+
+OpCost upsampleCost(const Args &a, std::span<const Tensor> outs)
+{
+    const double perOutput = a[2].toStringRef() == "bilinear" ? 6 : 0;
+    return costOf(a, outs, perOutput * static_cast<double>(outs[0].numel()));
+}
+
+void addKernelOp(OpRegistry &r, const char *schema, OpKind kind, ShapeFn shape, KernelFn cpu, CostFn cost)
+{
+    OpDef def;
+    def.kind = kind;
+    def.shape = std::move(shape);
+    def.cpu = std::move(cpu);
+    def.cost = std::move(cost);
+    r.add(schema, std::move(def));
+}
+
+} // namespace
+
+void registerConvOps(OpRegistry &r)
+{
+    addKernelOp(r,
+                "aten.conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=[1,1], "
+                "int[] padding=[0,0], int[] dilation=[1,1], int groups=1) -> Tensor",
+                OpKind::Convolution, convShape, convKernel, convCost);
+    // Pooling and resampling run as kernels of their own (no decomposition).
+    addKernelOp(r,
+                "aten.max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0,0], "
+                "int[] dilation=[1,1], bool ceil_mode=False) -> Tensor",
+                OpKind::Opaque, maxPoolShape, maxPoolKernel, windowCost);
+    addKernelOp(r,
+                "aten.avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0,0], "
+                "bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
+                OpKind::Opaque, avgPoolShape, avgPoolKernel, windowCost);
+    addKernelOp(r, "aten.adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor", OpKind::Opaque,
+                adaptiveShape, adaptiveKernel, [](const Args &a, std::span<const Tensor> outs) {
+                    return costOf(a, outs, static_cast<double>(arg(a, 0).numel()));
+                });
+    addKernelOp(r,
+                "aten.upsample2d(Tensor self, int[] output_size, str mode='nearest', bool align_corners=False) "
+                "-> Tensor",
+                OpKind::Opaque, upsampleShape, upsampleKernel, upsampleCost);
+}
+
+namespace ops {
+
+Tensor conv2d(const Tensor &x, const Tensor &weight, const std::optional<Tensor> &bias, const IntList &stride,
+              const IntList &padding, const IntList &dilation, int64_t groups)
+{
+    return callOp1("aten.conv2d", {x, weight, Value(bias), stride, padding, dilation, groups});
+}
+
+Tensor maxPool2d(const Tensor &x, const IntList &kernelSize, const IntList &stride, const IntList &padding,
+                 const IntList &dilation, bool ceilMode)
+{
+    return callOp1("aten.max_pool2d", {x, kernelSize, stride, padding, dilation, ceilMode});
+}
+
+Tensor avgPool2d(const Tensor &x, const IntList &kernelSize, const IntList &stride, const IntList &padding,
+                 bool ceilMode, bool countIncludePad)
+{
+    return callOp1("aten.avg_pool2d", {x, kernelSize, stride, padding, ceilMode, countIncludePad});
+}
+
+Tensor adaptiveAvgPool2d(const Tensor &x, const IntList &outputSize)
+{
+    return callOp1("aten.adaptive_avg_pool2d", {x, outputSize});
+}
+
+Tensor upsample2d(const Tensor &x, const IntList &outputSize, const std::string &mode, bool alignCorners)
+{
+    return callOp1("aten.upsample2d", {x, outputSize, mode, alignCorners});
+}
+
+} // namespace ops
 } // namespace fusescope

@@ -15,7 +15,7 @@ Tensor maxPool2d(const Tensor &x, const IntList &kernelSize, const IntList &stri
 Tensor avgPool2d(const Tensor &x, const IntList &kernelSize, const IntList &stride = {},
                  const IntList &padding = {0, 0}, bool ceilMode = false, bool countIncludePad = true);
 Tensor adaptiveAvgPool2d(const Tensor &x, const IntList &outputSize);
-// mode: "nearest" or "bilinear"; give outputSize or scaleFactors.
+// mode: "nearest" or "bilinear"; outputSize is [H, W].
 Tensor upsample2d(const Tensor &x, const IntList &outputSize, const std::string &mode = "nearest",
                   bool alignCorners = false);
 

@@ -17,3 +17,15 @@ Tensor linear(const Tensor &x, const Tensor &weight, const std::optional<Tensor>
 Tensor addmm(const Tensor &self, const Tensor &a, const Tensor &b, double beta = 1, double alpha = 1);
 
 } // namespace fusescope::ops
+
+namespace fusescope::blas {
+
+// Row-major C[m,n] = alpha * op(A)[m,k] @ op(B)[k,n] + beta * C, op = transpose
+// when the flag is set: cblas_sgemm/cblas_dgemm for kernels that hold raw
+// buffers (convolution). Throws Error when a size exceeds BLAS's int range.
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+          const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda,
+          const double *b, int64_t ldb, double beta, double *c, int64_t ldc);
+
+} // namespace fusescope::blas

@@ -76,6 +76,8 @@ Value parseDefault(const std::string &lit, ArgType type, const std::string &text
         return Value(d);
     }
     if (type == ArgType::IntList) {
+        if (lit.size() < 2 || lit.front() != '[' || lit.back() != ']')
+            malformed(text, "an int[] default must be a list like [0, 0], got " + lit);
         IntList list;
         std::string inner = lit.substr(1, lit.size() - 2);
         for (const std::string &p : splitTopLevel(inner))

@@ -9,7 +9,7 @@
 
 namespace fusescope {
 
-class OpDef;
+struct OpDef;
 class Tensor;
 
 // Work estimate of one op call, from the op registry's cost rule.

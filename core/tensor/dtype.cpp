@@ -4,33 +4,30 @@
 
 namespace fusescope {
 
-Half::Half(float f)
+uint16_t Half::fromFloatSlow(float f)
 {
     uint32_t x;
     std::memcpy(&x, &f, 4);
     const uint32_t sign = (x >> 16) & 0x8000u;
     x &= 0x7fffffffu;
     if (x > 0x7f800000u) { // NaN
-        bits = static_cast<uint16_t>(sign | 0x7e00u);
-        return;
+        return static_cast<uint16_t>(sign | 0x7e00u);
     }
     if (x >= 0x477ff000u) { // overflows to infinity after rounding
-        bits = static_cast<uint16_t>(sign | 0x7c00u);
-        return;
+        return static_cast<uint16_t>(sign | 0x7c00u);
     }
     if (x < 0x38800000u) { // subnormal or zero in half precision
         float v;
         std::memcpy(&v, &x, 4);
         // v * 2^24 rounded to nearest even gives the subnormal mantissa.
         const auto mant = static_cast<uint32_t>(std::nearbyint(v * 16777216.0f));
-        bits = static_cast<uint16_t>(sign | mant);
-        return;
+        return static_cast<uint16_t>(sign | mant);
     }
     const uint32_t rounded = x + 0xfffu + ((x >> 13) & 1u);
-    bits = static_cast<uint16_t>(sign | ((rounded - 0x38000000u) >> 13));
+    return static_cast<uint16_t>(sign | ((rounded - 0x38000000u) >> 13));
 }
 
-Half::operator float() const
+float Half::toFloatSlow(uint16_t bits)
 {
     const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
     const uint32_t exp = (bits >> 10) & 0x1fu;

@@ -1,0 +1,40 @@
+#include "core/runtime/machine.h"
+
+#include "core/runtime/threadpool.h"
+
+#include <cblas.h>
+
+#include <fstream>
+#include <thread>
+
+namespace fusescope {
+namespace {
+
+std::string readCpuModel()
+{
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("model name", 0) == 0) {
+            const auto colon = line.find(':');
+            if (colon != std::string::npos)
+                return line.substr(line.find_first_not_of(' ', colon + 1));
+        }
+    }
+    return "unknown";
+}
+
+} // namespace
+
+MachineInfo machineInfo()
+{
+    MachineInfo info;
+    info.cpuModel = readCpuModel();
+    info.logicalCores = static_cast<int>(std::thread::hardware_concurrency());
+    info.threads = numThreads();
+    const char *config = openblas_get_config();
+    info.blas = config ? std::string("OpenBLAS ") + config : "OpenBLAS";
+    return info;
+}
+
+} // namespace fusescope
