@@ -248,6 +248,7 @@ struct ClassLoss {
     Tensor target;               // contiguous i64
     const int64_t *targets = nullptr; // its data
     std::vector<double> weight;  // empty: all ones
+    double weightTotal = 0;      // sum of weight
     Reduction reduction = Reduction::Mean;
     int64_t ignoreIndex = -100;
     double smoothing = 0;
@@ -280,6 +281,7 @@ ClassLoss makeClassLoss(const char *op, const Args &a)
     l.targets = l.target.numel() ? l.target.data<int64_t>() : nullptr;
     if (weight)
         l.weight = weight->toDoubleVector();
+    l.weightTotal = weight ? std::accumulate(l.weight.begin(), l.weight.end(), 0.0) : static_cast<double>(l.g.c);
     return l;
 }
 
@@ -414,16 +416,21 @@ void blockLogSumExp(const T *base, int64_t n, int64_t stride, int64_t count, com
         lse[j] = maxv[j] + sm::log<C>(sum[j]);
 }
 
-// -sum_c w_c * log p_c at one position, for label smoothing.
+// -sum_c w_c * log p_c at one position, for label smoothing, as
+// lse * sum_c w_c - sum_c w_c * x_c.
 template <typename T>
 double smoothingTerm(const ClassLoss &l, const T *row, double lse)
 {
-    double total = 0;
-    for (int64_t c = 0; c < l.g.c; ++c) {
-        const double v = static_cast<double>(static_cast<compute_t<T>>(row[c * l.g.s]));
-        total += l.weightOf(c) * (v - lse);
+    using C = compute_t<T>;
+    double dot = 0;
+    if (l.weight.empty()) {
+        for (int64_t c = 0; c < l.g.c; ++c)
+            dot += static_cast<double>(C(row[c * l.g.s]));
+    } else {
+        for (int64_t c = 0; c < l.g.c; ++c)
+            dot += l.weight[static_cast<size_t>(c)] * static_cast<double>(C(row[c * l.g.s]));
     }
-    return -total;
+    return lse * l.weightTotal - dot;
 }
 
 // log_softmax and nll fused: log-probabilities are never materialized.

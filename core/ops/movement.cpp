@@ -590,7 +590,8 @@ void padLastDim(char *o, int64_t outLen, const char *in, const PadRow &p, const 
     };
     for (int64_t i = 0; i < midBegin; ++i)
         edge(i);
-    copyRun<B>(o + midBegin * b, in + (midBegin - p.before) * p.stride * b, midEnd - midBegin, p.stride);
+    if (midEnd > midBegin) // else the source address may lie outside the input
+        copyRun<B>(o + midBegin * b, in + (midBegin - p.before) * p.stride * b, midEnd - midBegin, p.stride);
     for (int64_t i = midEnd; i < outLen; ++i)
         edge(i);
 }
@@ -846,18 +847,49 @@ void selectRows(const char *x, char *out, int64_t outer, int64_t bound, int64_t 
                 });
 }
 
+// The same for any layout of x, row by row over the output (x is never
+// copied: it may be a large table of which few rows are read).
+template <size_t B>
+void selectStrided(const Tensor &x, int64_t dim, const std::vector<int64_t> &idx, const Tensor &out)
+{
+    const auto d = static_cast<size_t>(dim), last = out.sizes().size() - 1;
+    const auto b = static_cast<int64_t>(B);
+    Shape xStrides = x.strides();
+    const int64_t dimStride = xStrides[d];
+    xStrides[d] = 0; // idx supplies this coordinate
+    const std::array<Shape, 2> strides{dropLast(out.strides()), dropLast(xStrides)};
+    const int64_t n = out.sizes()[last], xs = xStrides[last];
+    char *ob = bytesOf(out);
+    const char *xb = bytesOf(x);
+    forRows<2>(dropLast(out.sizes()), strides, n, [&](const RowWalker<2> &w, int64_t) {
+        char *o = ob + w[0] * b;
+        if (d == last) {
+            for (int64_t i = 0; i < n; ++i)
+                copyElem<B>(o + i * b, xb + (w[1] + idx[static_cast<size_t>(i)] * dimStride) * b);
+        } else {
+            const int64_t k = idx[static_cast<size_t>(w.index()[d])];
+            copyRun<B>(o, xb + (w[1] + k * dimStride) * b, n, xs);
+        }
+    });
+}
+
 void indexSelectKernel(const Tensor &self, int64_t dim, const std::vector<int64_t> &idx, const Tensor &out)
 {
     if (out.numel() == 0)
         return;
-    const Tensor x = contiguousInternal(as1d(self), self.dtype());
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < dim; ++d)
-        outer *= x.size(d);
-    for (int64_t d = dim + 1; d < x.dim(); ++d)
-        inner *= x.size(d);
-    visitBytes(x.itemSize(), [&](auto b) {
-        selectRows<decltype(b)::value>(bytesOf(x), bytesOf(out), outer, x.size(dim), inner, idx);
+    const Tensor x = as1d(self), o = as1d(out);
+    visitBytes(x.itemSize(), [&](auto btag) {
+        constexpr size_t B = decltype(btag)::value;
+        if (!x.isContiguous()) {
+            selectStrided<B>(x, dim, idx, o);
+            return;
+        }
+        int64_t outer = 1, inner = 1;
+        for (int64_t d = 0; d < dim; ++d)
+            outer *= x.size(d);
+        for (int64_t d = dim + 1; d < x.dim(); ++d)
+            inner *= x.size(d);
+        selectRows<B>(bytesOf(x), bytesOf(o), outer, x.size(dim), inner, idx);
     });
 }
 
@@ -915,7 +947,8 @@ void registerEmbedding(OpRegistry &r)
         const int64_t rows = weight.size(0);
         const std::vector<int64_t> idx =
             readIndices("aten.embedding", arg(a, 1), rows, "a table of " + str(rows) + " entries");
-        indexSelectKernel(weight, 0, idx, outs[0]);
+        const Shape rowsShape{static_cast<int64_t>(idx.size()), weight.size(1)};
+        indexSelectKernel(weight, 0, idx, outs[0].alias(rowsShape, contiguousStrides(rowsShape), outs[0].offset()));
     };
     emb.decompose = [](const Args &a) {
         const Tensor &weight = arg(a, 0), &indices = arg(a, 1);
@@ -950,7 +983,8 @@ void triangleKernel(const Tensor &x, int64_t diagonal, bool upper, const Tensor 
             const int64_t keepEnd = upper ? n : std::clamp<int64_t>(i + diagonal + 1, 0, n);
             char *o = ob + r * n * b;
             std::memset(o, 0, static_cast<size_t>(keepBegin * b));
-            copyRun<B>(o + keepBegin * b, xb + (w[0] + keepBegin * xs) * b, keepEnd - keepBegin, xs);
+            if (keepEnd > keepBegin)
+                copyRun<B>(o + keepBegin * b, xb + (w[0] + keepBegin * xs) * b, keepEnd - keepBegin, xs);
             std::memset(o + keepEnd * b, 0, static_cast<size_t>((n - keepEnd) * b));
         });
     });
