@@ -1,6 +1,9 @@
 #include "app/cli.h"
 
+#include "core/runtime/blascore.h"
+
 int main(int argc, char **argv)
 {
+    fusescope::fixBlasCoreDetection(argv);
     return fusescope::runFusescope(argc, argv);
 }

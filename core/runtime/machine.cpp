@@ -1,5 +1,6 @@
 #include "core/runtime/machine.h"
 
+#include "core/runtime/blascore.h"
 #include "core/runtime/threadpool.h"
 
 #include <cblas.h>
@@ -33,7 +34,7 @@ MachineInfo machineInfo()
     info.logicalCores = static_cast<int>(std::thread::hardware_concurrency());
     info.threads = numThreads();
     const char *config = openblas_get_config();
-    info.blas = config ? std::string("OpenBLAS ") + config : "OpenBLAS";
+    info.blas = (config ? std::string(config) : std::string("OpenBLAS")) + ", kernels " + blasCoreName();
     return info;
 }
 

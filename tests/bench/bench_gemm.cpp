@@ -2,6 +2,8 @@
 // by side in one run: what the op layer costs on top of BLAS.
 #include "benchutil.h"
 
+#include "core/runtime/blascore.h"
+
 #include "core/ops/functional.h"
 #include "core/runtime/threadpool.h"
 #include "core/tensor/factory.h"
@@ -10,8 +12,9 @@
 
 using namespace fusescope;
 
-int main()
+int main(int, char **argv)
 {
+    fusescope::fixBlasCoreDetection(argv);
     constexpr int64_t n = 1024;
     Generator gen(1);
     const Tensor a = randn({n, n}, gen), b = randn({n, n}, gen);

@@ -1,0 +1,23 @@
+#pragma once
+
+#include <string>
+
+namespace fusescope {
+
+// OpenBLAS picks its kernels once, when the library loads, from the CPU's
+// model number; on CPUs newer than the library (or behind some hypervisors)
+// it falls back to SSE3 "Prescott" kernels that run 3x slower than the AVX-512
+// ones the CPU has. The choice can only be changed through OPENBLAS_CORETYPE
+// before the process starts.
+
+// The core type this CPU should use when OpenBLAS fell back to a generic
+// kernel set ("SkylakeX", "Haswell"), or empty when its own choice is fine.
+std::string blasCoreOverride();
+std::string blasCoreName();
+
+// Re-executes the program once with OPENBLAS_CORETYPE set when
+// blasCoreOverride() says so; returns (doing nothing) otherwise, or when the
+// user set OPENBLAS_CORETYPE, or when re-executing fails.
+void fixBlasCoreDetection(char **argv);
+
+} // namespace fusescope
