@@ -35,15 +35,7 @@ int64_t floorDiv(int64_t a, int64_t b)
     return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
-// t in `dtype` with contiguous strides: t itself when it already is (internal: no op event).
-Tensor contiguousAs(const Tensor &t, DType dtype)
-{
-    if (t.dtype() == dtype && t.isContiguous())
-        return t;
-    Tensor out = Tensor::empty(t.sizes(), dtype, t.device());
-    loops::copyInto(out, t);
-    return out;
-}
+using loops::contiguousAs;
 
 // --- geometry ---------------------------------------------------------------------
 

@@ -44,4 +44,22 @@ void copyInto(const Tensor &dst, const Tensor &src)
     });
 }
 
+Tensor asDType(const Tensor &t, DType dtype)
+{
+    if (t.dtype() == dtype)
+        return t;
+    Tensor out = Tensor::empty(t.sizes(), dtype, t.device());
+    copyInto(out, t);
+    return out;
+}
+
+Tensor contiguousAs(const Tensor &t, DType dtype)
+{
+    if (t.dtype() == dtype && t.isContiguous())
+        return t;
+    Tensor out = Tensor::empty(t.sizes(), dtype, t.device());
+    copyInto(out, t);
+    return out;
+}
+
 } // namespace fusescope::loops

@@ -162,5 +162,10 @@ void pointwise(const Tensor &out, const std::array<Tensor, NIn> &ins, F f)
 
 // Copies src into dst (same shape, any strides), converting dtypes.
 void copyInto(const Tensor &dst, const Tensor &src);
+// t itself when it already has `dtype`, else a converted copy (kernels'
+// internal conversions: no op event, unlike Tensor::to).
+Tensor asDType(const Tensor &t, DType dtype);
+// t itself when contiguous with `dtype`, else a contiguous converted copy.
+Tensor contiguousAs(const Tensor &t, DType dtype);
 
 } // namespace fusescope::loops

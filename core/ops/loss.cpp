@@ -55,15 +55,7 @@ void storeScalar(const Tensor &out, double value)
     *out.data<T>() = T(static_cast<compute_t<T>>(value));
 }
 
-// t in another dtype, converted inside a kernel (no op event of its own).
-Tensor asDType(const Tensor &t, DType dtype)
-{
-    if (t.dtype() == dtype)
-        return t;
-    Tensor out = Tensor::empty(t.sizes(), dtype, t.device());
-    loops::copyInto(out, t);
-    return out;
-}
+using loops::asDType;
 
 // Sums fn(begin, end) over [0, n) cut into chunks of a size the caller derives
 // from shapes only, and adds the partial sums in chunk order.

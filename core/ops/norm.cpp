@@ -44,16 +44,7 @@ DType computeDType(DType t)
     return t == DType::F16 || t == DType::BF16 ? DType::F32 : t;
 }
 
-// t as a contiguous tensor of `dtype`, t itself when it is one already.
-// Internal to kernels, so no op event.
-Tensor contiguousAs(const Tensor &t, DType dtype)
-{
-    if (t.dtype() == dtype && t.isContiguous())
-        return t;
-    Tensor out = Tensor::empty(t.sizes(), dtype, t.device());
-    loops::copyInto(out, t);
-    return out;
-}
+using loops::contiguousAs;
 
 void requireFloating(const char *op, const char *what, const Tensor &t)
 {

@@ -14,15 +14,7 @@ namespace {
 
 using loops::pointwise;
 
-// Input converted to the dtype a kernel computes in (no op event: internal).
-Tensor asDType(const Tensor &t, DType dtype)
-{
-    if (t.dtype() == dtype)
-        return t;
-    Tensor out = Tensor::empty(t.sizes(), dtype, t.device());
-    loops::copyInto(out, t);
-    return out;
-}
+using loops::asDType;
 
 const Tensor &arg(const Args &a, size_t i)
 {

@@ -26,15 +26,7 @@ const Tensor &arg(const Args &a, size_t i)
     return a[i].toTensor();
 }
 
-// A contiguous copy in `dtype` (no op event: internal).
-Tensor contiguousAs(const Tensor &t, DType dtype)
-{
-    if (t.dtype() == dtype && t.isContiguous())
-        return t;
-    Tensor out = Tensor::empty(t.sizes(), dtype, t.device());
-    loops::copyInto(out, t);
-    return out;
-}
+using loops::contiguousAs;
 
 int64_t ceilDiv(int64_t a, int64_t b)
 {
