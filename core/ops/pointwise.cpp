@@ -365,9 +365,11 @@ void registerDivision(OpRegistry &r)
         def.scalarFn = fn;
         const std::string name = Schema::parse(schema).name;
         def.shape = [name](const Args &a) { return binaryShape(name, BinRule::Promote, true, a); };
-        def.cpu = [name, isFmod](const Args &a, std::span<Tensor> outs) {
+        // A plain copy: clang 14 cannot capture a structured binding.
+        const bool fmodSemantics = isFmod;
+        def.cpu = [name, fmodSemantics](const Args &a, std::span<Tensor> outs) {
             checkIntDivisor(name, arg(a, 1), ops::resultType(arg(a, 0), arg(a, 1)));
-            if (isFmod)
+            if (fmodSemantics)
                 runBinary<BinRule::Promote, true>(arg(a, 0), arg(a, 1), outs[0],
                                                   [](auto x, auto y) { return sm::fmod(x, y); });
             else
