@@ -32,6 +32,7 @@ inline float expf(float x)
     float xc = x > hi ? hi : x;
     xc = xc < lo ? lo : xc;
     float n = std::floor(xc * 1.44269504088896341f + 0.5f);
+    n = n != n ? 0.0f : n; // NaN input: keep the int conversion below defined; p stays NaN
     float r = xc - n * 0.693359375f;
     r = r - n * -2.12194440e-4f;
     float p = 1.9875691500e-4f;
