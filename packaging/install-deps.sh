@@ -10,7 +10,7 @@ PACKAGES="
   libgraphviz-dev
   libsqlite3-dev sqlite3
   libopenblas-dev
-  libsimdjson-dev
+  libsimdjson-dev nlohmann-json3-dev
   zlib1g-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   clang libclang-rt-14-dev clang-format

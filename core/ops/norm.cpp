@@ -793,7 +793,8 @@ struct MatrixOperand {
     bool colMajor = false;
     int64_t ld = 1;
 
-    const C *block(int64_t b) const { return data + offsets[static_cast<size_t>(b)]; }
+    // Zero-size operands have no data: pointer arithmetic on null is undefined.
+    const C *block(int64_t b) const { return data ? data + offsets[static_cast<size_t>(b)] : nullptr; }
 };
 
 bool rowMajorLd(int64_t rows, int64_t cols, int64_t sRow, int64_t sCol, int64_t &ld)

@@ -21,7 +21,8 @@ struct Half {
     Half(float f)
     {
 #if defined(__F16C__)
-        bits = _cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT);
+        // The vector form: clang's _cvtss_sh macro expands to a C99 compound literal.
+        bits = static_cast<uint16_t>(_mm_extract_epi16(_mm_cvtps_ph(_mm_set_ss(f), _MM_FROUND_TO_NEAREST_INT), 0));
 #else
         bits = fromFloatSlow(f);
 #endif
@@ -29,7 +30,7 @@ struct Half {
     operator float() const
     {
 #if defined(__F16C__)
-        return _cvtsh_ss(bits);
+        return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(bits)));
 #else
         return toFloatSlow(bits);
 #endif

@@ -111,6 +111,10 @@ Tensor Tensor::emptyStrided(const Shape &sizes, const Shape &strides, DType dtyp
             extent += (sizes[i] - 1) * strides[i];
         impl->storage = std::make_shared<StorageImpl>(static_cast<size_t>(extent) * fusescope::itemSize(dtype),
                                                       &hostAllocator());
+    } else if (device.type == DeviceType::Meta) {
+        // A data-less storage still gives views an identity to share, so the
+        // compiler's capture can tell an alias from a copy.
+        impl->storage = std::make_shared<StorageImpl>(nullptr, 0, device);
     } else if (device.type == DeviceType::CUDA) {
         throw Error("empty: the CUDA device is not available in this build");
     }

@@ -26,8 +26,8 @@ std::string shapeStr(const Shape &shape); // "[8,256]"
 int64_t numelOf(const Shape &shape);
 Shape contiguousStrides(const Shape &sizes);
 
-// A refcounted buffer. Meta tensors have none; zero-byte buffers have a null
-// data pointer.
+// A refcounted buffer. Meta tensors have a data-less one (null data, 0 bytes);
+// zero-byte buffers have a null data pointer.
 class StorageImpl
 {
 public:
@@ -50,7 +50,7 @@ private:
 };
 
 struct TensorImpl {
-    std::shared_ptr<StorageImpl> storage; // null for meta tensors
+    std::shared_ptr<StorageImpl> storage; // data-less for meta tensors
     Shape sizes;
     Shape strides; // in elements
     int64_t offset = 0; // in elements

@@ -1,0 +1,34 @@
+#pragma once
+// The graph-to-graph passes of the pipeline. Each is small and named, logs
+// what it did in lines the user reads in the stage view, and leaves a graph
+// that passes lint().
+
+#include "core/compiler/graph.h"
+
+#include <string>
+#include <vector>
+
+namespace fusescope::compiler {
+
+using PassLog = std::vector<std::string>;
+
+// Replaces every node whose op has a decomposition by the ops of that
+// decomposition, until none is left. New nodes keep the module path and
+// origins of the node they replace.
+void decompose(Graph &graph, PassLog &log);
+
+// Dead code, common subexpressions, constant folding, algebraic identities
+// and view canonicalization, repeated until nothing changes.
+void simplify(Graph &graph, PassLog &log);
+
+// Recomputes every node's output geometry from its inputs (a pass may
+// change the strides a view sees); throws Error when a shape or dtype changes.
+void propagateMeta(Graph &graph);
+
+// Sub-steps of simplify, exposed for tests. Each returns how many nodes it changed.
+int removeDeadCode(Graph &graph, PassLog &log);
+int eliminateCommonSubexpressions(Graph &graph, PassLog &log);
+int foldConstants(Graph &graph, PassLog &log);
+int applyIdentities(Graph &graph, PassLog &log);
+
+} // namespace fusescope::compiler

@@ -1,0 +1,305 @@
+// The `simplify` stage: dead code, common subexpressions, constant folding,
+// algebraic identities and view canonicalization. Every op is pure, so a node
+// nobody reads can go and two nodes with equal inputs are one.
+#include "core/compiler/graph_json.h"
+#include "core/compiler/passes.h"
+#include "core/compiler/tracer.h"
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <numeric>
+#include <optional>
+#include <unordered_map>
+
+namespace fusescope::compiler {
+
+void propagateMeta(Graph &graph)
+{
+    TracerScope noTracer(nullptr);
+    for (Node *n : graph.nodes()) {
+        if (n->kind != NodeKind::CallFunction)
+            continue;
+        const Args args = nodeArgs(graph, *n);
+        const TensorList outs = callOp(OpRegistry::instance().get(n->target), args);
+        if (outs.size() != n->outputs.size())
+            throw Error("compiler: " + n->name + " (" + n->target + ") changed its number of outputs");
+        for (size_t i = 0; i < outs.size(); ++i) {
+            TensorMeta m = outputMeta(args, outs[i]);
+            if (m.sizes != n->outputs[i].sizes || m.dtype != n->outputs[i].dtype)
+                throw Error("compiler: " + n->name + " (" + n->target + ") changed from " + shapeStr(n->outputs[i].sizes)
+                            + " " + dtypeName(n->outputs[i].dtype) + " to " + shapeStr(m.sizes) + " "
+                            + dtypeName(m.dtype));
+            n->outputs[i] = m;
+        }
+    }
+}
+
+// --- dead code -------------------------------------------------------------------
+
+int removeDeadCode(Graph &graph, PassLog &log)
+{
+    int removed = 0;
+    const std::vector<Node *> nodes = graph.nodes();
+    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+        Node *n = *it;
+        const bool removable = n->kind == NodeKind::CallFunction || n->kind == NodeKind::GetAttr;
+        if (!removable || !n->users().empty())
+            continue;
+        if (n->kind == NodeKind::GetAttr)
+            graph.attrs.erase(n->target);
+        graph.erase(n);
+        ++removed;
+    }
+    if (removed)
+        log.push_back("dead code: removed " + std::to_string(removed) + " nodes");
+    return removed;
+}
+
+// --- common subexpressions -------------------------------------------------------
+
+namespace {
+
+std::string cseKey(const Node &n)
+{
+    std::string key = std::string(nodeKindName(n.kind)) + "|" + n.target;
+    for (const Arg &a : n.args()) {
+        key += "|";
+        if (a.kind == Arg::Kind::Const) {
+            key += valueToJson(a.constant).dump();
+            continue;
+        }
+        key += a.kind == Arg::Kind::RefList ? "L" : "R";
+        for (const NodeRef &r : a.refs)
+            key += std::to_string(r.node->id) + ":" + std::to_string(r.index) + ",";
+    }
+    return key;
+}
+
+} // namespace
+
+int eliminateCommonSubexpressions(Graph &graph, PassLog &log)
+{
+    std::unordered_map<std::string, Node *> seen;
+    int merged = 0;
+    for (Node *n : graph.nodes()) {
+        if (n->kind != NodeKind::CallFunction && n->kind != NodeKind::GetAttr)
+            continue;
+        auto [it, inserted] = seen.emplace(cseKey(*n), n);
+        if (inserted)
+            continue;
+        for (size_t i = 0; i < n->outputs.size(); ++i)
+            graph.replaceUses(n->out(static_cast<int>(i)), it->second->out(static_cast<int>(i)));
+        log.push_back("common subexpression: " + n->name + " = " + it->second->name);
+        ++merged;
+    }
+    return merged;
+}
+
+// --- constant folding ------------------------------------------------------------
+
+namespace {
+
+// Folding runs the op once at compile time on parameter values; the result
+// must not be much bigger than what it reads (an outer product of two
+// vectors would trade a cheap kernel for a big constant).
+bool foldable(const Graph &graph, const Node &n)
+{
+    if (n.kind != NodeKind::CallFunction || n.users().empty())
+        return false;
+    const OpDef &op = OpRegistry::instance().get(n.target);
+    if (op.kind == OpKind::View)
+        return false; // a view of a constant costs nothing
+    int64_t inBytes = 0, outBytes = 0;
+    for (const NodeRef &r : n.inputs()) {
+        if (r.node->kind != NodeKind::GetAttr || graph.attrs.at(r.node->target).isMeta())
+            return false;
+        inBytes += r.node->meta(r.index).nbytes();
+    }
+    for (const TensorMeta &m : n.outputs)
+        outBytes += m.nbytes();
+    return !n.inputs().empty() && outBytes <= inBytes + 4096;
+}
+
+} // namespace
+
+int foldConstants(Graph &graph, PassLog &log)
+{
+    int folded = 0;
+    for (Node *n : graph.nodes()) {
+        if (!foldable(graph, *n))
+            continue;
+        TensorList values;
+        {
+            TracerScope noTracer(nullptr);
+            values = callOp(OpRegistry::instance().get(n->target), nodeArgs(graph, *n, true));
+        }
+        for (size_t i = 0; i < values.size(); ++i) {
+            const std::string target = "_folded_" + n->name + (i ? "_" + std::to_string(i) : "");
+            graph.attrs[target] = values[i].contiguous();
+            Node *c = graph.add(NodeKind::GetAttr, target, {}, {metaOf(graph.attrs[target])}, target, n);
+            c->modulePath = n->modulePath;
+            c->origins = n->origins;
+            graph.replaceUses(n->out(static_cast<int>(i)), c->out());
+        }
+        log.push_back("constant folding: " + n->name + " (" + n->target + ") computed at compile time");
+        ++folded;
+    }
+    return folded;
+}
+
+// --- algebraic identities and view canonicalization ---------------------------------
+
+namespace {
+
+bool isConst(const Arg &a, double value)
+{
+    return a.kind == Arg::Kind::Const && a.constant.isNumber() && a.constant.toDouble() == value;
+}
+
+bool isOp(const NodeRef &r, const char *target)
+{
+    return r.node->kind == NodeKind::CallFunction && r.node->target == target;
+}
+
+std::optional<NodeRef> refArg(const Node &n, size_t i)
+{
+    if (i < n.args().size() && n.args()[i].isRef())
+        return n.args()[i].ref();
+    return std::nullopt;
+}
+
+using Rewrite = std::function<std::optional<NodeRef>(Graph &, Node &)>;
+
+struct Identity {
+    const char *target;
+    const char *algebra;
+    Rewrite rewrite;
+};
+
+// A rewrite that forwards argument `i`.
+std::optional<NodeRef> forward(const Node &n, size_t i)
+{
+    return refArg(n, i);
+}
+
+bool identityPermutation(const IntList &p)
+{
+    for (size_t i = 0; i < p.size(); ++i) {
+        if (p[i] != static_cast<int64_t>(i) && p[i] != static_cast<int64_t>(i) - static_cast<int64_t>(p.size()))
+            return false;
+    }
+    return true;
+}
+
+// Rewrites that put a new node in place: view(view(x)) and permute(permute(x)).
+std::optional<NodeRef> collapseReshape(Graph &g, Node &n)
+{
+    const auto in = refArg(n, 0);
+    if (!in || !(isOp(*in, "aten.reshape") || isOp(*in, "aten.view")))
+        return std::nullopt;
+    const auto x = refArg(*in->node, 0);
+    if (!x)
+        return std::nullopt;
+    Node *r = g.add(NodeKind::CallFunction, "aten.reshape", {Arg::of(*x), n.args()[1]}, n.outputs, "reshape", &n);
+    r->modulePath = n.modulePath;
+    r->origins = n.origins;
+    return r->out();
+}
+
+std::optional<NodeRef> collapsePermute(Graph &g, Node &n)
+{
+    const auto in = refArg(n, 0);
+    if (!in || !isOp(*in, "aten.permute"))
+        return std::nullopt;
+    const auto x = refArg(*in->node, 0);
+    if (!x)
+        return std::nullopt;
+    const IntList &inner = in->node->args()[1].constant.toIntList();
+    const IntList &outer = n.args()[1].constant.toIntList();
+    const auto rank = static_cast<int64_t>(inner.size());
+    IntList combined(outer.size());
+    for (size_t i = 0; i < outer.size(); ++i)
+        combined[i] = inner[static_cast<size_t>((outer[i] + rank) % rank)];
+    Node *p = g.add(NodeKind::CallFunction, "aten.permute", {Arg::of(*x), Arg::of(Value(combined))}, n.outputs,
+                    "permute", &n);
+    p->modulePath = n.modulePath;
+    p->origins = n.origins;
+    return p->out();
+}
+
+const std::vector<Identity> &identities()
+{
+    // clang-format off
+    static const std::vector<Identity> rules = {
+        {"aten.add",      "x + 0 = x",              [](Graph &, Node &n) { return isConst(n.args()[1], 0) ? forward(n, 0) : std::nullopt; }},
+        {"aten.add",      "0 + x = x",              [](Graph &, Node &n) { return isConst(n.args()[0], 0) && isConst(n.args()[2], 1) ? forward(n, 1) : std::nullopt; }},
+        {"aten.sub",      "x - 0 = x",              [](Graph &, Node &n) { return isConst(n.args()[1], 0) ? forward(n, 0) : std::nullopt; }},
+        {"aten.mul",      "x * 1 = x",              [](Graph &, Node &n) { return isConst(n.args()[1], 1) ? forward(n, 0) : std::nullopt; }},
+        {"aten.mul",      "1 * x = x",              [](Graph &, Node &n) { return isConst(n.args()[0], 1) ? forward(n, 1) : std::nullopt; }},
+        {"aten.div",      "x / 1 = x",              [](Graph &, Node &n) { return isConst(n.args()[1], 1) && n.args()[2].constant.isNone() ? forward(n, 0) : std::nullopt; }},
+        {"aten.pow",      "x ** 1 = x",             [](Graph &, Node &n) { return isConst(n.args()[1], 1) ? forward(n, 0) : std::nullopt; }},
+        {"aten.neg",      "-(-x) = x",              [](Graph &, Node &n) { const auto in = refArg(n, 0); return in && isOp(*in, "aten.neg") ? refArg(*in->node, 0) : std::nullopt; }},
+        {"aten.cast",     "cast(x, dtype(x)) = x",  [](Graph &, Node &n) { return forward(n, 0); }},
+        {"aten.view",     "view(x, shape(x)) = x",  [](Graph &, Node &n) { return forward(n, 0); }},
+        {"aten.reshape",  "reshape(x, shape(x)) = x", [](Graph &, Node &n) { return forward(n, 0); }},
+        {"aten.expand",   "expand(x, shape(x)) = x", [](Graph &, Node &n) { return forward(n, 0); }},
+        {"aten.permute",  "permute(x, identity) = x", [](Graph &, Node &n) { return identityPermutation(n.args()[1].constant.toIntList()) ? forward(n, 0) : std::nullopt; }},
+        {"aten.reshape",  "reshape(reshape(x, s1), s2) = reshape(x, s2)", collapseReshape},
+        {"aten.view",     "view(view(x, s1), s2) = reshape(x, s2)", collapseReshape},
+        {"aten.permute",  "permute(permute(x, p), q) = permute(x, p[q])", collapsePermute},
+    };
+    // clang-format on
+    return rules;
+}
+
+// A replacement must read as the node did: same shape and dtype.
+bool sameValueShape(const Node &n, const NodeRef &r)
+{
+    const TensorMeta &a = n.meta(), &b = r.node->meta(r.index);
+    return a.sizes == b.sizes && a.dtype == b.dtype;
+}
+
+bool applyOne(Graph &graph, Node &n, PassLog &log)
+{
+    for (const Identity &rule : identities()) {
+        if (n.target != rule.target)
+            continue;
+        const std::optional<NodeRef> rep = rule.rewrite(graph, n);
+        if (!rep || !sameValueShape(n, *rep))
+            continue;
+        graph.replaceUses(n.out(), *rep);
+        log.push_back("identity " + std::string(rule.algebra) + ": " + n.name + " -> " + rep->node->name);
+        return true;
+    }
+    return false;
+}
+
+} // namespace
+
+int applyIdentities(Graph &graph, PassLog &log)
+{
+    int applied = 0;
+    for (Node *n : graph.nodes()) {
+        if (n->kind == NodeKind::CallFunction && n->outputs.size() == 1 && !n->users().empty())
+            applied += applyOne(graph, *n, log) ? 1 : 0;
+    }
+    return applied;
+}
+
+void simplify(Graph &graph, PassLog &log)
+{
+    for (int round = 0; round < 16; ++round) {
+        int changed = removeDeadCode(graph, log);
+        changed += eliminateCommonSubexpressions(graph, log);
+        changed += foldConstants(graph, log);
+        changed += applyIdentities(graph, log);
+        changed += removeDeadCode(graph, log);
+        propagateMeta(graph);
+        graph.lint();
+        if (!changed)
+            break;
+    }
+}
+
+} // namespace fusescope::compiler

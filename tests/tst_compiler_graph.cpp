@@ -1,0 +1,308 @@
+// The graph IR, capture, the text/JSON/DOT forms, decompose and simplify.
+#include "core/compiler/capture.h"
+#include "core/compiler/graph_format.h"
+#include "core/compiler/graph_json.h"
+#include "core/compiler/passes.h"
+#include "core/ops/functional.h"
+#include "core/ops/registry.h"
+#include "core/tensor/factory.h"
+#include "core/zoo/zoo.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QTest>
+
+using namespace fusescope;
+using namespace fusescope::compiler;
+
+namespace {
+
+std::vector<std::string> targets(const Graph &g)
+{
+    std::vector<std::string> out;
+    for (const Node *n : g.nodes()) {
+        if (n->kind == NodeKind::CallFunction)
+            out.push_back(n->target);
+    }
+    return out;
+}
+
+int countTarget(const Graph &g, const std::string &target)
+{
+    const auto t = targets(g);
+    return static_cast<int>(std::count(t.begin(), t.end(), target));
+}
+
+Graph captureZoo(const std::string &name)
+{
+    zoo::Instance inst = zoo::create(name, 0);
+    return captureModule(*inst.model, zooInputs(name));
+}
+
+Graph captureFn(const TensorFn &fn, const Shape &shape, const NamedTensors &params = {})
+{
+    return capture(fn, {{"x", shape, {}, DType::F32}}, params);
+}
+
+QString q(const std::string &s)
+{
+    return QString::fromStdString(s);
+}
+
+} // namespace
+
+class TestCompilerGraph : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void capturePointwiseChain()
+    {
+        const Graph g = captureZoo("pointwise");
+        QCOMPARE(targets(g), (std::vector<std::string>{"aten.mul", "aten.add", "aten.gelu", "aten.sigmoid", "aten.mul",
+                                                       "aten.add"}));
+        QCOMPARE(g.placeholders().size(), size_t(1));
+        QCOMPARE(g.placeholders()[0]->meta().sizes, (Shape{4096, 1024}));
+        QCOMPARE(g.attrs.size(), size_t(2)); // weight and bias
+        const Node *out = g.outputNode();
+        QVERIFY(out);
+        QCOMPARE(out->args()[0].refs.size(), size_t(1));
+        QCOMPARE(out->args()[0].refs[0].node->meta().sizes, (Shape{4096, 1024}));
+        for (const Node *n : g.nodes())
+            QCOMPARE(n->origins, std::vector<int>{n->id});
+    }
+
+    void captureRecordsModulePathsAndParameterNames()
+    {
+        const Graph g = captureZoo("resnet18");
+        const Node *conv = nullptr;
+        for (const Node *n : g.nodes()) {
+            if (n->target == "layer1.0.conv1.weight")
+                conv = n;
+        }
+        QVERIFY2(conv, "get_attr of layer1.0.conv1.weight missing");
+        QCOMPARE(conv->kind, NodeKind::GetAttr);
+        QCOMPARE(q(conv->modulePath), QStringLiteral("layer1.0.conv1"));
+        QCOMPARE(q(conv->users().front()->modulePath), QStringLiteral("layer1.0.conv1"));
+        QCOMPARE(conv->users().front()->target, std::string("aten.conv2d"));
+    }
+
+    void captureKeepsViewsAsAliases()
+    {
+        const Graph g = captureFn([](const TensorList &in) { return TensorList{ops::exp(in[0].t())}; }, {4, 6});
+        const Node *t = g.findByName("transpose");
+        QVERIFY(t);
+        QCOMPARE(t->meta().aliasOf, 0);
+        QCOMPARE(t->meta().strides, (Shape{1, 6}));
+        QCOMPARE(g.findByName("exp")->meta().aliasOf, -1);
+    }
+
+    void captureRefusesForeignMetaTensors()
+    {
+        const Tensor foreign = Tensor::empty({2}, DType::F32, kMeta);
+        try {
+            captureFn([&](const TensorList &in) { return TensorList{ops::add(in[0], foreign)}; }, {2});
+            QFAIL("no error");
+        } catch (const Error &e) {
+            QVERIFY2(std::string(e.what()).find("did not come from an op") != std::string::npos, e.what());
+        }
+    }
+
+    void jsonRoundTripsExactly_data()
+    {
+        QTest::addColumn<QString>("model");
+        for (const std::string &name : zoo::modelNames())
+            QTest::newRow(name.c_str()) << q(name);
+    }
+    void jsonRoundTripsExactly()
+    {
+        QFETCH(QString, model);
+        Graph g = captureZoo(model.toStdString());
+        PassLog log;
+        decompose(g, log);
+        const nlohmann::json first = graphToJson(g);
+        const Graph back = graphFromJson(first);
+        QCOMPARE(q(graphToJson(back).dump()), q(first.dump()));
+        QCOMPARE(q(formatCode(back)), q(formatCode(g)));
+    }
+
+    void jsonKeepsSpecialConstants()
+    {
+        for (double d : {1.0 / 3.0, 1e-300, -0.5, double(INFINITY), -double(INFINITY)}) {
+            const Value back = valueFromJson(valueToJson(Value(d)));
+            QCOMPARE(back.toDouble(), d);
+        }
+        QVERIFY(std::isnan(valueFromJson(valueToJson(Value(NAN))).toDouble()));
+        QCOMPARE(valueFromJson(valueToJson(Value(IntList{2, -1}))).toIntList(), (IntList{2, -1}));
+        QCOMPARE(valueFromJson(valueToJson(Value(DType::BF16))).toDType(), DType::BF16);
+        QVERIFY(valueFromJson(valueToJson(Value())).isNone());
+    }
+
+    void jsonErrorsNameTheProblem_data()
+    {
+        QTest::addColumn<QString>("edit");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("format") << "format" << "format is not";
+        QTest::newRow("version") << "version" << "newer than this build";
+        QTest::newRow("forward reference") << "forward" << "not defined before";
+        QTest::newRow("duplicate name") << "duplicate" << "appears twice";
+        QTest::newRow("bad dtype") << "dtype" << "unknown dtype";
+        QTest::newRow("not json") << "garbage" << "graph JSON";
+    }
+    void jsonErrorsNameTheProblem()
+    {
+        QFETCH(QString, edit);
+        QFETCH(QString, message);
+        nlohmann::json j = graphToJson(captureZoo("pointwise"));
+        std::string text;
+        if (edit == "format")
+            j["format"] = "other";
+        else if (edit == "version")
+            j["version"] = 99;
+        else if (edit == "forward")
+            j["nodes"][3]["args"][0] = {{"ref", {j["nodes"].back()["id"], 0}}};
+        else if (edit == "duplicate")
+            j["nodes"][2]["name"] = j["nodes"][1]["name"];
+        else if (edit == "dtype")
+            j["nodes"][0]["outputs"][0]["dtype"] = "f128";
+        text = edit == "garbage" ? std::string("{\"nodes\": [") : j.dump();
+        try {
+            graphFromJsonText(text);
+            QFAIL("no error");
+        } catch (const Error &e) {
+            QVERIFY2(QString::fromUtf8(e.what()).contains(message), e.what());
+        }
+    }
+
+    void textForms()
+    {
+        Graph g = captureZoo("pointwise");
+        const std::string code = formatCode(g);
+        QVERIFY2(code.find("def forward(self, x):") == 0, code.c_str());
+        QVERIFY2(code.find("gelu = aten.gelu(add, 'none')  # [4096,1024] f32") != std::string::npos, code.c_str());
+        QVERIFY2(code.find("return (add_1)") != std::string::npos || code.find("return ([add_1])") != std::string::npos,
+                 code.c_str());
+        const std::string table = formatTable(g);
+        QVERIFY2(table.find("call_function  sigmoid") != std::string::npos, table.c_str());
+        g.findByName("gelu")->kernel = "kernel_0";
+        g.findByName("sigmoid")->kernel = "kernel_0";
+        const std::string dot = formatDot(g);
+        QVERIFY2(dot.find("subgraph cluster_0") != std::string::npos, dot.c_str());
+        QVERIFY2(dot.find("label=\"kernel_0\"") != std::string::npos, dot.c_str());
+        QCOMPARE(std::count(dot.begin(), dot.end(), '>'), std::ptrdiff_t(11)); // one arrow per edge
+    }
+
+    void graphMutationKeepsUsersConsistent()
+    {
+        Graph g = captureZoo("pointwise");
+        Node *gelu = g.findByName("gelu");
+        Node *sig = g.findByName("sigmoid");
+        try {
+            g.erase(gelu);
+            QFAIL("erased a node with users");
+        } catch (const Error &e) {
+            QVERIFY(QString::fromUtf8(e.what()).contains("reads it"));
+        }
+        g.replaceUses(gelu->out(), sig->out());
+        QVERIFY(gelu->users().empty());
+        g.erase(gelu);
+        g.lint();
+        QCOMPARE(sig->users().size(), size_t(1)); // mul reads sigmoid twice, listed once
+    }
+
+    void decomposeLeavesPrimitives_data()
+    {
+        jsonRoundTripsExactly_data();
+    }
+    void decomposeLeavesPrimitives()
+    {
+        QFETCH(QString, model);
+        Graph g = captureZoo(model.toStdString());
+        const int capturedIds = g.nextId();
+        PassLog log;
+        decompose(g, log);
+        for (const Node *n : g.nodes()) {
+            if (n->kind != NodeKind::CallFunction)
+                continue;
+            QVERIFY2(!OpRegistry::instance().get(n->target).decompose, n->target.c_str());
+            for (int o : n->origins)
+                QVERIFY(o < capturedIds);
+        }
+        g.lint();
+    }
+
+    void decomposeKeepsOriginsAndModulePaths()
+    {
+        Graph g = captureZoo("softmax_ln");
+        const int softmaxId = g.findByName("softmax")->id;
+        PassLog log;
+        decompose(g, log);
+        QCOMPARE(countTarget(g, "aten.softmax"), 0);
+        QCOMPARE(countTarget(g, "aten.amax"), 1);
+        QCOMPARE(countTarget(g, "aten.exp"), 1);
+        int fromSoftmax = 0;
+        for (const Node *n : g.nodes())
+            fromSoftmax += n->origins == std::vector<int>{softmaxId} ? 1 : 0;
+        QVERIFY(fromSoftmax >= 4); // amax, sub, exp, sum, div
+        QVERIFY2(!log.empty() && log.front().find("softmax (aten.softmax) -> ") == 0, log.front().c_str());
+    }
+
+    void simplifyIdentities()
+    {
+        Graph g = captureFn(
+            [](const TensorList &in) {
+                const Tensor x = in[0];
+                const Tensor y = ops::add(ops::mul(x, 1.0), 0.0);  // x
+                const Tensor z = ops::neg(ops::neg(ops::exp(y)));  // exp(x)
+                const Tensor v = x.reshape({6, 4}).reshape({24}).reshape({4, 6}); // reshape(x)
+                return TensorList{ops::add(z, v.permute({1, 0}).permute({1, 0}))};
+            },
+            {4, 6});
+        PassLog log;
+        simplify(g, log);
+        QCOMPARE(targets(g), (std::vector<std::string>{"aten.exp", "aten.add"}));
+        const Node *add = g.outputNode()->args()[0].ref().node;
+        QCOMPARE(add->target, std::string("aten.add"));
+        QCOMPARE(add->args()[0].ref().node->target, std::string("aten.exp"));
+        QCOMPARE(add->args()[1].ref().node->kind, NodeKind::Placeholder);
+        std::string all;
+        for (const auto &l : log)
+            all += l + "\n";
+        QVERIFY2(all.find("identity x * 1 = x") != std::string::npos, all.c_str());
+        QVERIFY2(all.find("identity -(-x) = x") != std::string::npos, all.c_str());
+        QVERIFY2(all.find("permute(permute(x, p), q)") != std::string::npos, all.c_str());
+    }
+
+    void simplifyCommonSubexpressionsAndDeadCode()
+    {
+        Graph g = captureFn(
+            [](const TensorList &in) {
+                ops::sigmoid(in[0]); // dead
+                return TensorList{ops::add(ops::exp(in[0]), ops::exp(in[0]))};
+            },
+            {8});
+        PassLog log;
+        simplify(g, log);
+        QCOMPARE(targets(g), (std::vector<std::string>{"aten.exp", "aten.add"}));
+        const Node *add = g.outputNode()->args()[0].ref().node;
+        QCOMPARE(add->args()[0].ref().node, add->args()[1].ref().node);
+    }
+
+    void simplifyFoldsConstants()
+    {
+        const Tensor w = full({8}, 3.0);
+        Graph g = captureFn([&](const TensorList &in) { return TensorList{ops::mul(in[0], ops::mul(w, 2.0))}; }, {4, 8},
+                            {{"w", w}});
+        PassLog log;
+        simplify(g, log);
+        QCOMPARE(targets(g), (std::vector<std::string>{"aten.mul"}));
+        const Node *mul = g.outputNode()->args()[0].ref().node;
+        const Node *c = mul->args()[1].ref().node;
+        QCOMPARE(c->kind, NodeKind::GetAttr);
+        QCOMPARE(g.attrs.at(c->target).toDoubleVector(), std::vector<double>(8, 6.0));
+        QVERIFY(!g.attrs.count("w")); // no longer read
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCompilerGraph)
+#include "tst_compiler_graph.moc"
