@@ -142,6 +142,7 @@ void registerUnaryWithArgs(OpRegistry &r)
     OpDef leaky;
     leaky.kind = OpKind::Pointwise;
     leaky.scalarFn = "leaky_relu";
+    leaky.scalarCall = [](const Args &a) { return ScalarCall{"leaky_relu", {a[1].toDouble()}}; };
     leaky.shape = [](const Args &a) {
         return std::vector<TensorSpec>{{arg(a, 0).sizes(), toFloating(arg(a, 0).dtype())}};
     };
@@ -154,6 +155,7 @@ void registerUnaryWithArgs(OpRegistry &r)
     OpDef gelu;
     gelu.kind = OpKind::Pointwise;
     gelu.scalarFn = "gelu";
+    gelu.scalarCall = [](const Args &a) { return ScalarCall{a[1].toStringRef() == "tanh" ? "gelu_tanh" : "gelu", {}}; };
     gelu.flopsPerElement = 14;
     gelu.shape = [](const Args &a) {
         const std::string &mode = a[1].toStringRef();
@@ -267,15 +269,12 @@ void registerArithmetic(OpRegistry &r)
     OpDef add;
     add.kind = OpKind::Pointwise;
     add.scalarFn = "add";
+    add.scalarCall = [](const Args &a) { return ScalarCall{"add", {a[2].toDouble()}}; };
     add.shape = [](const Args &a) { return binaryShape("aten.add", BinRule::Promote, false, a); };
     add.cpu = [](const Args &a, std::span<Tensor> outs) {
         const double alpha = a[2].toDouble();
         runBinary<BinRule::Promote>(arg(a, 0), arg(a, 1), outs[0], [alpha](auto x, auto y) {
-            using T = decltype(x);
-            if constexpr (isBoolType<T>)
-                return x || y;
-            else
-                return alpha == 1 ? x + y : x + static_cast<T>(alpha) * y;
+            return sm::add(x, y, static_cast<decltype(x)>(alpha));
         });
     };
     r.add("aten.add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", std::move(add));
@@ -283,15 +282,12 @@ void registerArithmetic(OpRegistry &r)
     OpDef sub;
     sub.kind = OpKind::Pointwise;
     sub.scalarFn = "sub";
+    sub.scalarCall = [](const Args &a) { return ScalarCall{"sub", {a[2].toDouble()}}; };
     sub.shape = [](const Args &a) { return binaryShape("aten.sub", BinRule::Promote, true, a); };
     sub.cpu = [](const Args &a, std::span<Tensor> outs) {
         const double alpha = a[2].toDouble();
         runBinary<BinRule::Promote, true>(arg(a, 0), arg(a, 1), outs[0], [alpha](auto x, auto y) {
-            using T = decltype(x);
-            if constexpr (isBoolType<T>)
-                return x != y;
-            else
-                return alpha == 1 ? x - y : x - static_cast<T>(alpha) * y;
+            return sm::sub(x, y, static_cast<decltype(x)>(alpha));
         });
     };
     r.add("aten.sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", std::move(sub));
@@ -332,6 +328,10 @@ void registerDivision(OpRegistry &r)
     OpDef div;
     div.kind = OpKind::Pointwise;
     div.scalarFn = "div";
+    div.scalarCall = [](const Args &a) {
+        const std::string mode = a[2].isNone() ? std::string() : a[2].toStringRef();
+        return ScalarCall{mode.empty() ? "div" : mode == "floor" ? "floor_divide" : "div_trunc", {}};
+    };
     div.shape = [](const Args &a) {
         const std::string &mode = a[2].isNone() ? std::string() : a[2].toStringRef();
         if (!mode.empty() && mode != "floor" && mode != "trunc")
@@ -432,6 +432,15 @@ void registerTernary(OpRegistry &r)
     OpDef clamp;
     clamp.kind = OpKind::Pointwise;
     clamp.scalarFn = "clamp";
+    clamp.scalarCall = [](const Args &a) {
+        if (a[1].isNone() && a[2].isNone())
+            return ScalarCall{"identity", {}};
+        if (a[1].isNone())
+            return ScalarCall{"clamp_max", {a[2].toDouble()}};
+        if (a[2].isNone())
+            return ScalarCall{"clamp_min", {a[1].toDouble()}};
+        return ScalarCall{"clamp", {a[1].toDouble(), a[2].toDouble()}};
+    };
     clamp.shape = [](const Args &a) {
         if (arg(a, 0).dtype() == DType::Bool)
             throw Error("aten.clamp: not supported for bool tensors");
@@ -456,6 +465,7 @@ void registerTernary(OpRegistry &r)
     OpDef masked;
     masked.kind = OpKind::Pointwise;
     masked.scalarFn = "masked_fill";
+    masked.scalarCall = [](const Args &a) { return ScalarCall{"masked_fill", {a[2].toDouble()}}; };
     masked.shape = [](const Args &a) {
         const Shape shape = loops::broadcastShapes("aten.masked_fill", arg(a, 0).sizes(), arg(a, 1).sizes());
         if (shape != arg(a, 0).sizes())

@@ -976,6 +976,7 @@ void registerSumLike(OpRegistry &r)
           std::pair{"aten.prod(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
                     true}}) {
         OpDef def = reductionDef(OpKind::Reduction, 1);
+        def.reduceFn = product ? "prod" : "sum";
         const std::string name = Schema::parse(schema).name;
         def.shape = [name](const Args &a) {
             const ReduceSpec s = reduceSpec(name, arg(a, 0), dimsArg(a[1]), a[2].toBool());
@@ -1014,6 +1015,7 @@ void registerExtremeValues(OpRegistry &r)
 {
     const std::string name = isMax ? "aten.amax" : "aten.amin";
     OpDef def = reductionDef(OpKind::Reduction, 1);
+    def.reduceFn = isMax ? "max" : "min";
     def.shape = [name](const Args &a) {
         const ReduceSpec s = reduceSpec(name, arg(a, 0), a[1].toIntList(), a[2].toBool());
         requireNonEmpty(name, arg(a, 0), s);

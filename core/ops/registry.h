@@ -37,6 +37,14 @@ using ViewFn = std::function<TensorList(const Args &)>;
 using DecompFn = std::function<TensorList(const Args &)>;
 using CostFn = std::function<OpCost(const Args &, std::span<const Tensor> outs)>;
 
+// How generated code computes one element of a pointwise op: a function of
+// core/ops/scalarmath.h applied to the tensor operands and then `constants`.
+struct ScalarCall {
+    std::string fn;
+    std::vector<double> constants;
+};
+using ScalarCallFn = std::function<ScalarCall(const Args &)>;
+
 // The single source of truth for one op: eager execution, capture,
 // decomposition, ONNX mapping, codegen and `fusescope ops` all read this.
 struct OpDef {
@@ -51,10 +59,17 @@ struct OpDef {
     // Pointwise ops: the name of the scalar function in core/ops/scalarmath.h
     // that both the eager kernel and generated code call.
     std::string scalarFn;
+    // Pointwise ops whose call depends on non-tensor arguments (alpha, a
+    // rounding mode, clamp bounds); unset: scalarFn on the operands alone.
+    ScalarCallFn scalarCall;
+    // Reductions the compiler fuses: "sum", "prod", "max" or "min".
+    std::string reduceFn;
     bool cudaKernel = false;    // implemented on the CUDA backend
     bool custom = false;        // registered at run time by an application
 
     const std::string &name() const { return schema.name; }
+    // The scalar call for these arguments (pointwise ops with a scalarFn).
+    ScalarCall scalarCallFor(const Args &args) const { return scalarCall ? scalarCall(args) : ScalarCall{scalarFn, {}}; }
     OpCost estimateCost(const Args &args, std::span<const Tensor> outs) const;
 };
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace fusescope::sm {
 
@@ -190,5 +191,63 @@ template <typename T> inline T fmod(T a, T b)
     else
         return std::fmod(a, b);
 }
+
+// --- the rest of the pointwise ops, under their registry scalarFn names ------------
+// Generated code converts every operand to the op's compute type first; bool
+// results come from predicates. Integer rounding is the identity.
+template <typename T> inline T identity(T x) { return x; }
+template <typename T> inline T cast(T x) { return x; } // the conversion happens on the operand
+template <typename T> inline T neg(T x) { return -x; }
+template <typename T> inline T abs(T x) { return x < T(0) ? -x : x; }
+template <typename T> inline T sqrt(T x) { return std::sqrt(x); }
+template <typename T> inline T sin(T x) { return std::sin(x); }
+template <typename T> inline T cos(T x) { return std::cos(x); }
+template <typename T> inline T floor(T x) { if constexpr (std::is_integral_v<T>) return x; else return std::floor(x); }
+template <typename T> inline T ceil(T x) { if constexpr (std::is_integral_v<T>) return x; else return std::ceil(x); }
+// Half to even, as PyTorch.
+template <typename T> inline T round(T x) { if constexpr (std::is_integral_v<T>) return x; else return std::nearbyint(x); }
+template <typename T> inline T trunc(T x) { if constexpr (std::is_integral_v<T>) return x; else return std::trunc(x); }
+template <typename T> inline bool isnan(T x) { return x != x; }
+template <typename T> inline bool logical_not(T x) { return x == T(0); }
+template <typename T> inline T bitwise_not(T x) { if constexpr (std::is_same_v<T, bool>) return !x; else return ~x; }
+
+template <typename T> inline T add(T a, T b, T alpha = T(1))
+{
+    if constexpr (std::is_same_v<T, bool>)
+        return a || b;
+    else
+        return alpha == T(1) ? a + b : a + alpha * b;
+}
+template <typename T> inline T sub(T a, T b, T alpha = T(1))
+{
+    if constexpr (std::is_same_v<T, bool>)
+        return a != b;
+    else
+        return alpha == T(1) ? a - b : a - alpha * b;
+}
+template <typename T> inline T mul(T a, T b) { if constexpr (std::is_same_v<T, bool>) return a && b; else return a * b; }
+template <typename T> inline T div(T a, T b) { return a / b; }
+template <typename T> inline T div_trunc(T a, T b) { if constexpr (std::is_integral_v<T>) return a / b; else return std::trunc(a / b); }
+template <typename T> inline T pow(T a, T b)
+{
+    if constexpr (std::is_integral_v<T>)
+        return static_cast<T>(std::llround(std::pow(static_cast<double>(a), static_cast<double>(b))));
+    else
+        return std::pow(a, b);
+}
+template <typename T> inline bool eq(T a, T b) { return a == b; }
+template <typename T> inline bool ne(T a, T b) { return a != b; }
+template <typename T> inline bool lt(T a, T b) { return a < b; }
+template <typename T> inline bool le(T a, T b) { return a <= b; }
+template <typename T> inline bool gt(T a, T b) { return a > b; }
+template <typename T> inline bool ge(T a, T b) { return a >= b; }
+template <typename T> inline bool logical_and(T a, T b) { return a != T(0) && b != T(0); }
+template <typename T> inline bool logical_or(T a, T b) { return a != T(0) || b != T(0); }
+template <typename T> inline T where(T c, T x, T y) { return c != T(0) ? x : y; }
+template <typename T> inline T masked_fill(T x, T mask, T value) { return mask != T(0) ? value : x; }
+// NaN passes through, as in PyTorch.
+template <typename T> inline T clamp_min(T x, T lo) { return x != x ? x : (x < lo ? lo : x); }
+template <typename T> inline T clamp_max(T x, T hi) { return x != x ? x : (x > hi ? hi : x); }
+template <typename T> inline T clamp(T x, T lo, T hi) { return clamp_max(clamp_min(x, lo), hi); }
 
 } // namespace fusescope::sm

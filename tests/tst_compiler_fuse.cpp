@@ -1,0 +1,207 @@
+// The fuse stage: exact kernel counts for the shapes the issue names,
+// refusals with their reasons, and a schedule that respects dependencies.
+#include "core/compiler/capture.h"
+#include "core/compiler/passes.h"
+#include "core/compiler/schedule.h"
+#include "core/nn/linear.h"
+#include "core/ops/functional.h"
+#include "core/tensor/factory.h"
+#include "core/zoo/zoo.h"
+
+#include <QTest>
+
+#include <set>
+
+using namespace fusescope;
+using namespace fusescope::compiler;
+
+namespace {
+
+struct Fused {
+    Graph graph;
+    Schedule schedule;
+    PassLog log;
+};
+
+Fused fuseGraph(Graph g)
+{
+    Fused f;
+    decompose(g, f.log);
+    simplify(g, f.log);
+    f.graph = std::move(g);
+    f.schedule = fuse(f.graph, f.log);
+    f.graph.lint();
+    return f;
+}
+
+Fused fuseZoo(const std::string &name)
+{
+    zoo::Instance inst = zoo::create(name, 0);
+    return fuseGraph(captureModule(*inst.model, zooInputs(name)));
+}
+
+Fused fuseFn(const TensorFn &fn, const std::vector<Shape> &shapes, const NamedTensors &params = {})
+{
+    std::vector<CaptureInput> inputs;
+    for (size_t i = 0; i < shapes.size(); ++i)
+        inputs.push_back({"x" + std::to_string(i), shapes[i], {}, DType::F32});
+    return fuseGraph(capture(fn, inputs, params));
+}
+
+int countKind(const Schedule &s, KernelKind kind)
+{
+    return static_cast<int>(std::count_if(s.kernels.begin(), s.kernels.end(),
+                                          [&](const Kernel &k) { return k.kind == kind; }));
+}
+
+std::string joined(const PassLog &log)
+{
+    std::string s;
+    for (const auto &l : log)
+        s += l + "\n";
+    return s;
+}
+
+bool hasRefusal(const Schedule &s, const std::string &fragment)
+{
+    return std::any_of(s.decisions.begin(), s.decisions.end(), [&](const FusionDecision &d) {
+        return !d.fused && d.text().find(fragment) != std::string::npos;
+    });
+}
+
+} // namespace
+
+class TestCompilerFuse : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void pointwiseChainIsOneKernel()
+    {
+        const Fused f = fuseZoo("pointwise");
+        QCOMPARE(f.schedule.kernels.size(), size_t(1));
+        const Kernel &k = f.schedule.kernels[0];
+        QCOMPARE(k.kind, KernelKind::Pointwise);
+        QCOMPARE(k.nodes.size(), size_t(6));
+        QCOMPARE(k.inputs.size(), size_t(3)); // x, weight, bias
+        QCOMPARE(k.outputs.size(), size_t(1));
+        QCOMPARE(k.bytesWritten, 4096.0 * 1024 * 4);
+        for (const Node *n : k.nodes)
+            QCOMPARE(n->kernel, k.name);
+    }
+
+    void softmaxLayerNormIsAtMostTwoKernels()
+    {
+        const Fused f = fuseZoo("softmax_ln");
+        QVERIFY2(f.schedule.kernels.size() <= 2, joined(f.log).c_str());
+        QCOMPARE(countKind(f.schedule, KernelKind::Reduction), int(f.schedule.kernels.size()));
+    }
+
+    void linearBiasGeluIsOneGemmWithEpilogue()
+    {
+        Generator gen(1);
+        nn::Linear linear(64, 32, gen);
+        const Fused f = fuseFn([&](const TensorList &in) { return TensorList{ops::gelu(linear(in[0]))}; }, {{8, 16, 64}},
+                               linear.namedParameters());
+        QCOMPARE(f.schedule.kernels.size(), size_t(1));
+        const Kernel &k = f.schedule.kernels[0];
+        QCOMPARE(k.kind, KernelKind::Gemm);
+        QCOMPARE(k.anchor->target, std::string("aten.mm"));
+        std::set<std::string> ops;
+        for (const Node *n : k.nodes)
+            ops.insert(n->target);
+        QVERIFY(ops.count("aten.add") && ops.count("aten.gelu"));
+        QCOMPARE(k.domain, (Shape{8, 16, 32}));
+    }
+
+    void residualAddJoinsTheEpilogue()
+    {
+        Generator gen(2);
+        nn::Linear linear(32, 32, gen);
+        const Fused f = fuseFn([&](const TensorList &in) { return TensorList{ops::add(ops::relu(linear(in[0])), in[0])}; },
+                               {{16, 32}}, linear.namedParameters());
+        QCOMPARE(f.schedule.kernels.size(), size_t(1));
+        QCOMPARE(f.schedule.kernels[0].nodes.size(), size_t(4)); // mm, add bias, relu, add residual
+    }
+
+    void transposeFeedsAKernelAsIndexArithmetic()
+    {
+        const Fused f = fuseFn([](const TensorList &in) { return TensorList{ops::exp(ops::add(in[0].t(), in[1]))}; },
+                               {{8, 4}, {4, 8}});
+        QCOMPARE(f.schedule.kernels.size(), size_t(1));
+        const Kernel &k = f.schedule.kernels[0];
+        QCOMPARE(k.inputs.size(), size_t(2));
+        QCOMPARE(k.inputs[0].node->kind, NodeKind::Placeholder); // the transpose's storage, not a copy
+    }
+
+    void viewBetweenPointwiseOpsIsRefused()
+    {
+        const Fused f = fuseFn(
+            [](const TensorList &in) { return TensorList{ops::sigmoid(ops::exp(in[0]).t())}; }, {{8, 4}});
+        QCOMPARE(f.schedule.kernels.size(), size_t(2));
+        QVERIFY2(hasRefusal(f.schedule, "through a view (aten.transpose)"), joined(f.log).c_str());
+    }
+
+    void differentIterationSpacesAreRefused()
+    {
+        const Fused f = fuseFn(
+            [](const TensorList &in) { return TensorList{ops::add(in[0], ops::exp(in[1]))}; }, {{8, 4}, {4}});
+        QCOMPARE(f.schedule.kernels.size(), size_t(2));
+        QVERIFY2(hasRefusal(f.schedule, "different iteration spaces [4] and [8,4]"), joined(f.log).c_str());
+    }
+
+    void cyclesAreRefused()
+    {
+        // a = exp(x); c = cumsum(a); y = a * c: fusing exp with the mul
+        // would have to run both before and after the cumsum.
+        const Fused f = fuseFn(
+            [](const TensorList &in) {
+                const Tensor a = ops::exp(in[0]);
+                return TensorList{ops::mul(a, ops::cumsum(a, 0))};
+            },
+            {{16, 16}});
+        QCOMPARE(f.schedule.kernels.size(), size_t(3));
+        QVERIFY2(hasRefusal(f.schedule, "cannot fuse exp with mul: fusing would create a cycle through cumsum"),
+                 joined(f.log).c_str());
+    }
+
+    void gemmOperandsStayInMemory()
+    {
+        const Fused f = fuseFn(
+            [](const TensorList &in) {
+                const Tensor a = ops::exp(in[0]);
+                return TensorList{ops::add(a, ops::mm(a, a))};
+            },
+            {{16, 16}});
+        QCOMPARE(f.schedule.kernels.size(), size_t(2)); // exp; mm with the add as epilogue
+        QVERIFY2(hasRefusal(f.schedule, "aten.mm reads its operands from memory"), joined(f.log).c_str());
+    }
+
+    void scheduleRespectsDependencies_data()
+    {
+        QTest::addColumn<QString>("model");
+        for (const std::string &name : zoo::modelNames())
+            QTest::newRow(name.c_str()) << QString::fromStdString(name);
+    }
+    void scheduleRespectsDependencies()
+    {
+        QFETCH(QString, model);
+        const Fused f = fuseZoo(model.toStdString());
+        std::set<const Node *> done;
+        for (const Node *n : f.graph.nodes()) {
+            if (n->kind != NodeKind::CallFunction)
+                done.insert(n); // placeholders and attributes exist up front
+        }
+        for (const Kernel &k : f.schedule.kernels) {
+            for (const NodeRef &in : k.inputs)
+                QVERIFY2(done.count(in.node), (k.name + " reads " + in.node->name + " before it is computed").c_str());
+            for (const NodeRef &out : k.outputs)
+                done.insert(out.node);
+        }
+        QVERIFY(f.schedule.kernels.size() < f.graph.size());
+        qInfo("%s: %zu nodes, %zu kernels", qPrintable(model), f.graph.size(), f.schedule.kernels.size());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCompilerFuse)
+#include "tst_compiler_fuse.moc"
