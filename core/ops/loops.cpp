@@ -1,6 +1,26 @@
 #include "core/ops/loops.h"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace fusescope::loops {
+
+bool wideVectors()
+{
+    static const bool wide = [] {
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+        const char *off = std::getenv("FUSESCOPE_NO_AVX512");
+        if (off && std::strcmp(off, "0") != 0 && *off)
+            return false;
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+               && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+#else
+        return false;
+#endif
+    }();
+    return wide;
+}
 
 Shape broadcastShapes(const std::string &op, const Shape &a, const Shape &b)
 {
