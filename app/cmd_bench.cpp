@@ -2,6 +2,7 @@
 #include "app/cmdline.h"
 #include "app/commands.h"
 
+#include "core/compiler/compile.h"
 #include "core/runtime/machine.h"
 #include "core/zoo/zoo.h"
 
@@ -35,6 +36,55 @@ std::optional<QStringList> selectedWorkloads(CommandLine &cmd)
     return asked.isEmpty() ? known : asked;
 }
 
+double maxAbsDiff(const Tensor &a, const Tensor &b)
+{
+    const std::vector<double> x = a.toDoubleVector(), y = b.toDoubleVector();
+    double m = 0;
+    for (size_t i = 0; i < x.size() && i < y.size(); ++i)
+        m = std::max(m, std::abs(x[i] - y[i]));
+    return m;
+}
+
+struct Timing {
+    std::optional<double> eagerMs, compiledMs, compileMs, maxDiff;
+};
+
+// Eager and compiled runs alternate per workload, so both see the same machine load.
+Timing timeWorkload(const std::string &name, int repeat, bool eager, bool compiled)
+{
+    zoo::Instance instance = zoo::create(name, 0);
+    Timing t;
+    Tensor eagerOut, compiledOut;
+    if (eager)
+        t.eagerMs = medianMilliseconds(repeat, [&] { eagerOut = (*instance.model)(instance.inputs); });
+    if (compiled) {
+        compiler::CompiledFunction fn = compiler::compile(instance.model);
+        fn(instance.inputs);
+        t.compileMs = fn.lastCompileMs();
+        t.compiledMs = medianMilliseconds(repeat, [&] { compiledOut = fn(instance.inputs).front(); });
+        if (eager)
+            t.maxDiff = maxAbsDiff(eagerOut, compiledOut);
+    }
+    return t;
+}
+
+QJsonValue orNull(const std::optional<double> &v)
+{
+    return v ? QJsonValue(*v) : QJsonValue();
+}
+
+QString describe(const QString &name, const Timing &t)
+{
+    QString line = QStringLiteral("%1").arg(name, -12);
+    if (t.eagerMs)
+        line += QStringLiteral(" eager %1 ms").arg(*t.eagerMs, 9, 'f', 3);
+    if (t.compiledMs)
+        line += QStringLiteral("  compiled %1 ms").arg(*t.compiledMs, 9, 'f', 3);
+    if (t.eagerMs && t.compiledMs)
+        line += QStringLiteral("  speedup %1x  max|diff| %2").arg(*t.eagerMs / *t.compiledMs, 0, 'f', 2).arg(*t.maxDiff, 0, 'g', 3);
+    return line;
+}
+
 } // namespace
 
 int runBenchCommand(const QStringList &args)
@@ -49,9 +99,7 @@ int runBenchCommand(const QStringList &args)
     if (auto exit = cmd.parse(args, 0, 0))
         return *exit;
     const QString mode = p.value(QStringLiteral("mode"));
-    if (mode == QLatin1String("compiled") || mode == QLatin1String("both"))
-        return cmd.usageError(QStringLiteral("--mode %1: the compiler is not built yet in this version").arg(mode));
-    if (mode != QLatin1String("eager"))
+    if (mode != QLatin1String("eager") && mode != QLatin1String("compiled") && mode != QLatin1String("both"))
         return cmd.usageError(QStringLiteral("--mode must be eager, compiled or both, got '%1'").arg(mode));
     const auto repeat = cmd.intOption(QStringLiteral("repeat"), 5, 1);
     const auto workloads = selectedWorkloads(cmd);
@@ -60,16 +108,22 @@ int runBenchCommand(const QStringList &args)
     if (!workloads)
         return ExitBadInput;
 
+    const bool eager = mode != QLatin1String("compiled"), compiled = mode != QLatin1String("eager");
     QJsonArray results;
     for (const QString &name : *workloads) {
-        zoo::Instance instance = zoo::create(name.toStdString(), 0);
-        const double ms = medianMilliseconds(*repeat, [&] { (*instance.model)(instance.inputs); });
+        Timing t;
+        try {
+            t = timeWorkload(name.toStdString(), *repeat, eager, compiled);
+        } catch (const Error &e) {
+            return cmd.badInput(QStringLiteral("%1: %2").arg(name, QString::fromUtf8(e.what())));
+        }
         results.append(QJsonObject{{QStringLiteral("name"), name},
-                                   {QStringLiteral("eager_ms"), ms},
-                                   {QStringLiteral("compiled_ms"), QJsonValue::Null},
-                                   {QStringLiteral("max_abs_diff"), QJsonValue::Null}});
+                                   {QStringLiteral("eager_ms"), orNull(t.eagerMs)},
+                                   {QStringLiteral("compiled_ms"), orNull(t.compiledMs)},
+                                   {QStringLiteral("compile_ms"), orNull(t.compileMs)},
+                                   {QStringLiteral("max_abs_diff"), orNull(t.maxDiff)}});
         if (!p.isSet(QStringLiteral("json")))
-            printLine(QStringLiteral("%1 eager %2 ms").arg(name, -12).arg(ms, 9, 'f', 3));
+            printLine(describe(name, t));
     }
     if (p.isSet(QStringLiteral("json")))
         printJson(QJsonDocument(QJsonObject{{QStringLiteral("workloads"), results}, {QStringLiteral("machine"), machineJson()}}));

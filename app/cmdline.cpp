@@ -68,4 +68,10 @@ void printLine(const QString &line)
     std::cout << line.toStdString() << "\n";
 }
 
+void printText(const QString &text)
+{
+    std::cout << text.toStdString();
+    std::cout.flush();
+}
+
 } // namespace fusescope

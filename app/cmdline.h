@@ -39,5 +39,7 @@ private:
 // Writes a JSON document as the only thing on stdout.
 void printJson(const QJsonDocument &doc);
 void printLine(const QString &line);
+// Writes text as is (it carries its own newlines).
+void printText(const QString &text);
 
 } // namespace fusescope

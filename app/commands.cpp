@@ -5,6 +5,7 @@ namespace fusescope {
 int runOpsCommand(const QStringList &args);
 int runRunCommand(const QStringList &args);
 int runBenchCommand(const QStringList &args);
+int runStagesCommand(const QStringList &args);
 
 namespace {
 
@@ -15,7 +16,7 @@ constexpr Command kCommands[] = {
     {"profile", "run a model and record it into an .fstrace file", nullptr},
     {"report", "statistics and hints of a trace", nullptr},
     {"export", "convert a trace to Chrome trace JSON", nullptr},
-    {"stages", "list compile stages and print their graphs or code", nullptr},
+    {"stages", "list compile stages and print their graphs or code", runStagesCommand},
     {"demo", "profile a zoo model eager and compiled and show it", nullptr},
 };
 

@@ -144,7 +144,9 @@ std::optional<Group> initialGroup(const Node &n)
     g.nodes = {self};
     const OpDef *op = OpRegistry::instance().find(n.target);
     const bool supported = op && n.outputs.size() == 1 && allDTypesSupported(n);
-    if (supported && op->kind == OpKind::Pointwise && !op->scalarFn.empty()) {
+    // Creation ops (full, arange) have a scalarFn but no operand: their value
+    // depends on the index, which the loops do not expose.
+    if (supported && op->kind == OpKind::Pointwise && !op->scalarFn.empty() && !n.inputs().empty()) {
         g.kind = KernelKind::Pointwise;
         g.domain = n.meta().sizes;
     } else if (supported && !op->reduceFn.empty() && !n.args()[0].ref().node->meta().sizes.empty()) {

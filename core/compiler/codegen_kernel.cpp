@@ -1,0 +1,623 @@
+// One fused kernel as C++. A kernel iterates its domain with the reduced
+// dims (or, for pointwise kernels, the last dim) innermost. Per outer index
+// it runs one inner loop per reduction level: loop k computes the
+// reductions whose inputs are ready after k loops and stores the full-shape
+// outputs ready then; reduced-shape values are computed between loops.
+#include "core/compiler/codegen.h"
+#include "core/compiler/fusion_rules.h"
+#include "core/ops/registry.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace fusescope::compiler {
+namespace {
+
+const char *ctype(DType t)
+{
+    switch (t) {
+    case DType::F32: return "float";
+    case DType::F64: return "double";
+    case DType::I32: return "int32_t";
+    case DType::I64: return "int64_t";
+    case DType::Bool: return "bool";
+    default: throw Error(std::string("codegen: no C++ type for ") + dtypeName(t));
+    }
+}
+
+std::string literal(double v, DType t)
+{
+    if (std::isnan(v))
+        return std::string("static_cast<") + ctype(t) + ">(NAN)";
+    if (std::isinf(v))
+        return std::string("static_cast<") + ctype(t) + ">(" + (v > 0 ? "INFINITY" : "-INFINITY") + ")";
+    std::ostringstream out;
+    out.precision(17);
+    out << v;
+    return std::string("static_cast<") + ctype(t) + ">(" + out.str() + ")";
+}
+
+// How one tensor is addressed over the domain: operand, element offset, a stride per domain dim.
+struct Access {
+    int operand = 0;
+    int64_t offset = 0;
+    Shape strides;
+    DType dtype = DType::F32;
+    bool operator==(const Access &) const = default;
+};
+
+// Strides over the domain of a tensor with geometry (sizes, strides) read by
+// a node whose own shape is `nodeShape`: broadcast into the node's shape,
+// then node dims mapped onto domain dims (a dropped-dims reduced shape maps
+// onto the dims that are not reduced).
+Shape domainStrides(const Shape &sizes, const Shape &strides, const Shape &nodeShape, const Shape &domain,
+                    const std::vector<int64_t> &reduceDims)
+{
+    Shape onNode(nodeShape.size(), 0);
+    const size_t lead = nodeShape.size() - sizes.size();
+    for (size_t d = 0; d < sizes.size(); ++d)
+        onNode[lead + d] = sizes[d] == 1 ? 0 : strides[d];
+    Shape out(domain.size(), 0);
+    if (nodeShape.size() == domain.size())
+        return onNode;
+    size_t j = 0;
+    for (size_t d = 0; d < domain.size(); ++d) {
+        const bool reduced = std::find(reduceDims.begin(), reduceDims.end(), static_cast<int64_t>(d)) != reduceDims.end();
+        if (!reduced)
+            out[d] = onNode[j++];
+    }
+    return out;
+}
+
+struct LoopDim {
+    int64_t size = 1;
+    bool inner = false;
+    std::vector<int> domainDims;
+};
+
+class KernelEmitter
+{
+public:
+    explicit KernelEmitter(const Kernel &k)
+        : m_k(k)
+        , m_members(k.nodes.begin(), k.nodes.end())
+    {
+        for (const NodeRef &r : k.inputs)
+            m_operands.push_back(r);
+        for (const NodeRef &r : k.outputs)
+            m_operands.push_back(r);
+    }
+
+    std::optional<std::string> emit()
+    {
+        if (m_k.kind == KernelKind::Extern || computeNodes().empty())
+            return std::nullopt;
+        computeLevels();
+        collectAccesses();
+        buildLoops();
+        return function();
+    }
+
+private:
+    // --- the kernel's values ------------------------------------------------------
+
+    std::vector<const Node *> computeNodes() const
+    {
+        std::vector<const Node *> out;
+        for (const Node *n : m_k.nodes) {
+            if (n != m_k.anchor)
+                out.push_back(n);
+        }
+        return out;
+    }
+
+    bool isReductionNode(const Node *n) const
+    {
+        return !OpRegistry::instance().get(n->target).reduceFn.empty();
+    }
+
+    bool internal(const NodeRef &r) const
+    {
+        const NodeRef root = storageRoot(r);
+        return m_members.count(root.node) && root.node != m_k.anchor;
+    }
+
+    bool isFull(const Node *n) const
+    {
+        return !isReductionNode(n) && levelOf(n->meta().sizes, m_k.domain, m_k.reduceDims) == Level::Full;
+    }
+
+    // ready[n]: loops that must finish before n can be computed.
+    void computeLevels()
+    {
+        for (const Node *n : computeNodes()) {
+            int ready = 0;
+            for (const NodeRef &r : n->inputs()) {
+                if (internal(r))
+                    ready = std::max(ready, m_ready.at(r.node));
+            }
+            if (isReductionNode(n)) {
+                m_loopOf[n] = ready;
+                ready += 1;
+            }
+            m_ready[n] = ready;
+            m_loops = std::max(m_loops, isReductionNode(n) ? ready : (isFull(n) ? ready + 1 : 0));
+        }
+        m_loops = std::max(m_loops, 1);
+    }
+
+    int operandOf(const NodeRef &root) const
+    {
+        for (size_t i = 0; i < m_operands.size(); ++i) {
+            if (m_operands[i] == root)
+                return static_cast<int>(i);
+        }
+        throw Error("codegen: " + root.node->name + " is not an operand of " + m_k.name);
+    }
+
+    Access accessOf(const NodeRef &r, const Shape &nodeShape) const
+    {
+        const NodeRef root = storageRoot(r);
+        const TensorMeta &m = r.node->meta(r.index);
+        Access a;
+        a.operand = operandOf(root);
+        a.offset = m.offset - root.node->meta(root.index).offset;
+        a.strides = domainStrides(m.sizes, m.strides, nodeShape, m_k.domain, m_k.reduceDims);
+        a.dtype = m.dtype;
+        return a;
+    }
+
+    int addAccess(const Access &a)
+    {
+        for (size_t i = 0; i < m_accesses.size(); ++i) {
+            if (m_accesses[i] == a)
+                return static_cast<int>(i);
+        }
+        m_accesses.push_back(a);
+        return static_cast<int>(m_accesses.size() - 1);
+    }
+
+    void collectAccesses()
+    {
+        for (const Node *n : computeNodes()) {
+            const Shape shape = isReductionNode(n) ? m_k.domain : n->meta().sizes;
+            for (const NodeRef &r : n->inputs()) {
+                if (!internal(r))
+                    m_loadOf[{n, r.node, r.index}] = addAccess(accessOf(r, shape));
+            }
+        }
+        for (const NodeRef &out : m_k.outputs) {
+            if (out.node == m_k.anchor)
+                continue;
+            const TensorMeta &m = out.node->meta(out.index);
+            Access a;
+            a.operand = operandOf(out);
+            a.strides = domainStrides(m.sizes, contiguousStrides(m.sizes), m.sizes, m_k.domain, m_k.reduceDims);
+            a.dtype = m.dtype;
+            m_storeOf[out.node] = addAccess(a);
+        }
+    }
+
+    // --- loops --------------------------------------------------------------------
+
+    bool coalescible(const LoopDim &outer, const LoopDim &inner) const
+    {
+        for (const Access &a : m_accesses) {
+            const int64_t so = a.strides[static_cast<size_t>(outer.domainDims.back())];
+            const int64_t si = a.strides[static_cast<size_t>(inner.domainDims.front())];
+            if (so != si * inner.size)
+                return false;
+        }
+        return true;
+    }
+
+    // Merges neighbours whose strides line up; each LoopDim keeps the
+    // stride of its innermost domain dim.
+    std::vector<LoopDim> coalesce(std::vector<LoopDim> dims) const
+    {
+        std::vector<LoopDim> out;
+        for (LoopDim &d : dims) {
+            if (d.size == 1)
+                continue;
+            if (!out.empty() && out.back().inner == d.inner && coalescible(out.back(), d)) {
+                out.back().size *= d.size;
+                out.back().domainDims.push_back(d.domainDims.back());
+                continue;
+            }
+            out.push_back(d);
+        }
+        return out;
+    }
+
+    void buildLoops()
+    {
+        std::vector<LoopDim> outer, inner;
+        for (size_t d = 0; d < m_k.domain.size(); ++d) {
+            const bool reduced = std::find(m_k.reduceDims.begin(), m_k.reduceDims.end(), static_cast<int64_t>(d))
+                != m_k.reduceDims.end();
+            (reduced ? inner : outer).push_back({m_k.domain[d], reduced, {static_cast<int>(d)}});
+        }
+        std::vector<LoopDim> dims = outer;
+        dims.insert(dims.end(), inner.begin(), inner.end());
+        dims = coalesce(dims);
+        if (m_k.reduceDims.empty() && !dims.empty())
+            dims.back().inner = true; // pointwise: the last dim is the vector loop
+        for (LoopDim &d : dims)
+            (d.inner ? m_inner : m_outer).push_back(d);
+        m_flat = m_k.reduceDims.empty() && m_outer.empty();
+    }
+
+    int64_t strideOf(const Access &a, const LoopDim &d) const
+    {
+        return a.strides[static_cast<size_t>(d.domainDims.back())];
+    }
+
+    int64_t outerCount() const
+    {
+        int64_t n = 1;
+        for (const LoopDim &d : m_outer)
+            n *= d.size;
+        return n;
+    }
+
+    int64_t innerCount() const
+    {
+        int64_t n = 1;
+        for (const LoopDim &d : m_inner)
+            n *= d.size;
+        return n;
+    }
+
+    // --- expressions ------------------------------------------------------------------
+
+    std::string var(const Node *n) const
+    {
+        return "v" + std::to_string(n->id);
+    }
+
+    // Index of access `a` inside the inner loops (`withInner` false: at inner index 0).
+    std::string index(int a, bool withInner) const
+    {
+        std::string s = "b" + std::to_string(a);
+        if (!withInner)
+            return s;
+        for (size_t i = 0; i < m_inner.size(); ++i) {
+            const int64_t st = strideOf(m_accesses[static_cast<size_t>(a)], m_inner[i]);
+            if (st == 1)
+                s += " + r" + std::to_string(i);
+            else if (st != 0)
+                s += " + r" + std::to_string(i) + " * " + std::to_string(st);
+        }
+        return s;
+    }
+
+    std::string load(const Node *n, const NodeRef &r, bool withInner) const
+    {
+        const int a = m_loadOf.at({n, r.node, r.index});
+        return "p" + std::to_string(a) + "[" + index(a, withInner) + "]";
+    }
+
+    DType computeType(const Node *n) const
+    {
+        const DType out = n->meta().dtype;
+        if (out != DType::Bool)
+            return out;
+        DType t = DType::Bool;
+        bool anyFloatConst = false, anyIntConst = false;
+        for (const Arg &a : n->args()) {
+            if (a.isRef())
+                t = promoteTypes(t, a.ref().node->meta(a.ref().index).dtype);
+            else if (a.kind == Arg::Kind::Const && a.constant.isDouble())
+                anyFloatConst = true;
+            else if (a.kind == Arg::Kind::Const && a.constant.isInt())
+                anyIntConst = true;
+        }
+        if (anyFloatConst && !isFloating(t))
+            return DType::F32;
+        if (anyIntConst && t == DType::Bool)
+            return DType::I64;
+        return t;
+    }
+
+    std::string operand(const Node *n, size_t argIndex, DType tc, bool withInner) const
+    {
+        const Arg &a = n->args()[argIndex];
+        std::string value;
+        if (a.kind == Arg::Kind::Const)
+            return literal(a.constant.toDouble(), tc);
+        const NodeRef r = a.ref();
+        value = internal(r) ? var(r.node) : load(n, r, withInner);
+        return std::string("static_cast<") + ctype(tc) + ">(" + value + ")";
+    }
+
+    std::string pointwiseExpr(const Node *n, bool withInner) const
+    {
+        const OpDef &op = OpRegistry::instance().get(n->target);
+        const DType tc = computeType(n);
+        const ScalarCall call = op.scalarCallFor(constArgs(n));
+        std::string args;
+        for (size_t i = 0; i < op.schema.args.size() && i < n->args().size(); ++i) {
+            if (op.schema.args[i].type != ArgType::Tensor)
+                continue;
+            args += (args.empty() ? "" : ", ") + operand(n, i, tc, withInner);
+        }
+        for (double c : call.constants)
+            args += ", " + literal(c, tc);
+        return std::string("static_cast<") + ctype(n->meta().dtype) + ">(fusescope::sm::" + call.fn + "<"
+            + ctype(tc) + ">(" + args + "))";
+    }
+
+    // Arguments with references replaced by meta tensors: what scalarCall reads.
+    Args constArgs(const Node *n) const
+    {
+        Args args(n->args().size());
+        for (size_t i = 0; i < args.size(); ++i) {
+            const Arg &a = n->args()[i];
+            args[i] = a.kind == Arg::Kind::Const ? a.constant : Value(Tensor::empty({}, DType::F32, kMeta));
+        }
+        return args;
+    }
+
+    // --- the function -------------------------------------------------------------------
+
+    std::string accumulator(const Node *r) const
+    {
+        return "acc" + std::to_string(r->id);
+    }
+
+    std::string reduceFn(const Node *r) const
+    {
+        return OpRegistry::instance().get(r->target).reduceFn;
+    }
+
+    std::string initValue(const Node *r) const
+    {
+        const std::string fn = reduceFn(r);
+        const DType t = r->meta().dtype;
+        if (fn == "sum")
+            return literal(0, t);
+        if (fn == "prod")
+            return literal(1, t);
+        const char *c = ctype(t);
+        const bool fp = isFloating(t);
+        if (fn == "max")
+            return fp ? std::string("-static_cast<") + c + ">(INFINITY)" : std::string("std::numeric_limits<") + c + ">::lowest()";
+        return fp ? std::string("static_cast<") + c + ">(INFINITY)" : std::string("std::numeric_limits<") + c + ">::max()";
+    }
+
+    // Full-shape nodes loop `k` must compute: those feeding its reductions and its stores.
+    std::vector<const Node *> fullNodesFor(int k) const
+    {
+        std::set<const Node *> need;
+        std::vector<const Node *> stack;
+        for (const Node *n : computeNodes()) {
+            const bool reduction = isReductionNode(n) && m_loopOf.at(n) == k;
+            const bool store = isFull(n) && m_storeOf.count(n) && storeLoop(n) == k;
+            if (reduction || store)
+                stack.push_back(n);
+        }
+        while (!stack.empty()) {
+            const Node *n = stack.back();
+            stack.pop_back();
+            if (!need.insert(n).second)
+                continue;
+            if (isReductionNode(n) && m_loopOf.at(n) != k)
+                continue;
+            for (const NodeRef &r : n->inputs()) {
+                if (internal(r) && (isFull(r.node) || (isReductionNode(n) && !isReductionNode(r.node))))
+                    stack.push_back(r.node);
+            }
+        }
+        std::vector<const Node *> out;
+        for (const Node *n : computeNodes()) {
+            if (need.count(n) && !(isReductionNode(n) && m_loopOf.at(n) != k))
+                out.push_back(n);
+        }
+        return out;
+    }
+
+    int storeLoop(const Node *n) const
+    {
+        return m_ready.at(n);
+    }
+
+    std::string store(const Node *n, bool withInner) const
+    {
+        const int a = m_storeOf.at(n);
+        return "        p" + std::to_string(a) + "[" + index(a, withInner) + "] = " + var(n) + ";\n";
+    }
+
+    void emitPointers(std::ostringstream &out) const
+    {
+        for (size_t a = 0; a < m_accesses.size(); ++a) {
+            const Access &ac = m_accesses[a];
+            const bool isStore = ac.operand >= static_cast<int>(m_k.inputs.size())
+                && std::any_of(m_storeOf.begin(), m_storeOf.end(), [&](const auto &s) { return s.second == static_cast<int>(a); });
+            out << "    " << (isStore ? "" : "const ") << ctype(ac.dtype) << " *const p" << a << " = static_cast<"
+                << (isStore ? "" : "const ") << ctype(ac.dtype) << " *>(ops[" << ac.operand << "])"
+                << (ac.offset ? " + " + std::to_string(ac.offset) : "") << ";\n";
+        }
+    }
+
+    void emitOuterIndex(std::ostringstream &out) const
+    {
+        out << "        int64_t rest = o;\n";
+        std::vector<std::string> terms(m_accesses.size());
+        for (size_t i = m_outer.size(); i-- > 0;) {
+            const std::string idx = "i" + std::to_string(i);
+            if (i == 0)
+                out << "        const int64_t " << idx << " = rest;\n";
+            else
+                out << "        const int64_t " << idx << " = rest % " << m_outer[i].size << "; rest /= "
+                    << m_outer[i].size << ";\n";
+            for (size_t a = 0; a < m_accesses.size(); ++a) {
+                const int64_t st = strideOf(m_accesses[a], m_outer[i]);
+                if (st)
+                    terms[a] += " + " + idx + " * " + std::to_string(st);
+            }
+        }
+        out << "        (void)rest;\n";
+        for (size_t a = 0; a < m_accesses.size(); ++a)
+            out << "        const int64_t b" << a << " = 0" << terms[a] << ";\n";
+    }
+
+    void emitReducedNodes(std::ostringstream &out, int ready) const
+    {
+        for (const Node *n : computeNodes()) {
+            if (isReductionNode(n) || isFull(n) || m_ready.at(n) != ready)
+                continue;
+            out << "        const " << ctype(n->meta().dtype) << " " << var(n) << " = " << pointwiseExpr(n, false) << ";\n";
+        }
+        for (const Node *n : computeNodes()) {
+            const bool reducedValue = isReductionNode(n) || !isFull(n);
+            if (reducedValue && m_ready.at(n) == ready && m_storeOf.count(n))
+                out << store(n, false);
+        }
+    }
+
+    void emitLoop(std::ostringstream &out, int k) const
+    {
+        const std::vector<const Node *> nodes = fullNodesFor(k);
+        std::vector<const Node *> reductions;
+        for (const Node *n : nodes) {
+            if (isReductionNode(n))
+                reductions.push_back(n);
+        }
+        for (const Node *r : reductions) {
+            out << "        " << ctype(r->meta().dtype) << " " << accumulator(r) << " = " << initValue(r) << ";\n";
+            if (isFloating(r->meta().dtype) && (reduceFn(r) == "max" || reduceFn(r) == "min"))
+                out << "        bool nan" << r->id << " = false;\n";
+        }
+        std::string clauses;
+        for (const Node *r : reductions) {
+            const std::string fn = reduceFn(r);
+            const char *opc = fn == "sum" ? "+" : fn == "prod" ? "*" : fn.c_str();
+            clauses += std::string(" reduction(") + opc + ":" + accumulator(r) + ")";
+            if (isFloating(r->meta().dtype) && (fn == "max" || fn == "min"))
+                clauses += " reduction(|:nan" + std::to_string(r->id) + ")";
+        }
+        emitInnerLoops(out, nodes, clauses, k);
+        for (const Node *r : reductions) {
+            const bool fp = isFloating(r->meta().dtype) && (reduceFn(r) == "max" || reduceFn(r) == "min");
+            out << "        const " << ctype(r->meta().dtype) << " " << var(r) << " = "
+                << (fp ? "nan" + std::to_string(r->id) + " ? static_cast<" + std::string(ctype(r->meta().dtype)) + ">(NAN) : " : "")
+                << accumulator(r) << ";\n";
+        }
+    }
+
+    void emitInnerLoops(std::ostringstream &out, const std::vector<const Node *> &nodes, const std::string &clauses,
+                        int k) const
+    {
+        std::string indent = "        ";
+        for (size_t i = 0; i < m_inner.size(); ++i) {
+            if (i + 1 == m_inner.size())
+                out << indent << "#pragma omp simd" << clauses << "\n";
+            const std::string r = "r" + std::to_string(i);
+            if (m_flat)
+                out << indent << "for (int64_t " << r << " = begin; " << r << " < end; ++" << r << ") {\n";
+            else
+                out << indent << "for (int64_t " << r << " = 0; " << r << " < " << m_inner[i].size << "; ++" << r << ") {\n";
+            indent += "    ";
+        }
+        for (const Node *n : nodes)
+            emitInnerNode(out, n, indent);
+        // Stores come after every load of the element: an output may be
+        // planned over an input it reads (in place).
+        for (const Node *n : nodes) {
+            if (!isReductionNode(n) && m_storeOf.count(n) && storeLoop(n) == k) {
+                const int a = m_storeOf.at(n);
+                out << indent << "p" << a << "[" << index(a, true) << "] = " << var(n) << ";\n";
+            }
+        }
+        for (size_t i = m_inner.size(); i-- > 0;) {
+            indent.resize(indent.size() - 4);
+            out << indent << "}\n";
+        }
+    }
+
+    void emitInnerNode(std::ostringstream &out, const Node *n, const std::string &indent) const
+    {
+        if (!isReductionNode(n)) {
+            out << indent << "const " << ctype(n->meta().dtype) << " " << var(n) << " = " << pointwiseExpr(n, true)
+                << ";\n";
+            return;
+        }
+        const NodeRef in = n->args()[0].ref();
+        const std::string v = "static_cast<" + std::string(ctype(n->meta().dtype)) + ">("
+            + (internal(in) ? var(in.node) : load(n, in, true)) + ")";
+        const std::string acc = accumulator(n), fn = reduceFn(n);
+        if (fn == "sum")
+            out << indent << acc << " += " << v << ";\n";
+        else if (fn == "prod")
+            out << indent << acc << " *= " << v << ";\n";
+        else {
+            out << indent << "{ const auto x = " << v << "; " << acc << " = x " << (fn == "max" ? ">" : "<") << " " << acc
+                << " ? x : " << acc << ";";
+            if (isFloating(n->meta().dtype))
+                out << " nan" << n->id << " |= x != x;";
+            out << " }\n";
+        }
+    }
+
+    std::string function() const
+    {
+        std::ostringstream out;
+        out << "// " << m_k.name << ": " << kernelKindName(m_k.kind) << ", domain " << shapeStr(m_k.domain);
+        if (!m_k.reduceDims.empty())
+            out << " reducing dims " << shapeStr(m_k.reduceDims);
+        out << "\n// nodes:";
+        for (const Node *n : m_k.nodes)
+            out << " " << n->name;
+        out << "\nstatic void " << m_k.name << "_body(void *ctx, int64_t begin, int64_t end)\n{\n";
+        out << "    void *const *ops = static_cast<void *const *>(ctx);\n";
+        emitPointers(out);
+        if (m_flat) {
+            out << "    {\n";
+            for (size_t a = 0; a < m_accesses.size(); ++a)
+                out << "        const int64_t b" << a << " = 0;\n";
+            emitLoop(out, 0);
+            out << "    }\n";
+        } else {
+            out << "    for (int64_t o = begin; o < end; ++o) {\n";
+            emitOuterIndex(out);
+            for (int k = 0; k < m_loops; ++k) {
+                emitReducedNodes(out, k);
+                emitLoop(out, k);
+            }
+            emitReducedNodes(out, m_loops);
+            out << "    }\n";
+        }
+        out << "}\n\n";
+        const int64_t range = m_flat ? innerCount() : outerCount();
+        const int64_t perItem = m_flat ? 1 : std::max<int64_t>(innerCount() * m_loops, 1);
+        const int64_t grain = std::max<int64_t>(1, 32768 / perItem);
+        out << "extern \"C\" void " << m_k.name << "(void *const *ops, const FusescopeKernelAbi *abi)\n{\n"
+            << "    abi->parallel_for(0, " << range << ", " << grain << ", &" << m_k.name
+            << "_body, const_cast<void **>(ops));\n}\n";
+        return out.str();
+    }
+
+    const Kernel &m_k;
+    std::set<const Node *> m_members;
+    std::vector<NodeRef> m_operands;
+    std::vector<Access> m_accesses;
+    std::map<std::tuple<const Node *, const Node *, int>, int> m_loadOf; // (reader, node, output) -> access
+    std::map<const Node *, int> m_storeOf;
+    std::map<const Node *, int> m_ready;
+    std::map<const Node *, int> m_loopOf;
+    int m_loops = 0;
+    std::vector<LoopDim> m_outer, m_inner;
+    bool m_flat = false;
+};
+
+} // namespace
+
+std::optional<std::string> generateKernel(const Kernel &kernel)
+{
+    return KernelEmitter(kernel).emit();
+}
+
+} // namespace fusescope::compiler

@@ -1,0 +1,191 @@
+#include "core/compiler/memory_plan.h"
+
+#include "core/compiler/fusion_rules.h"
+
+#include <algorithm>
+#include <map>
+
+namespace fusescope::compiler {
+
+int MemoryPlan::indexOf(NodeRef value) const
+{
+    for (size_t i = 0; i < buffers.size(); ++i) {
+        if (buffers[i].value == value)
+            return static_cast<int>(i);
+    }
+    return -1;
+}
+
+namespace {
+
+constexpr int64_t kAlign = 64;
+
+int64_t aligned(int64_t bytes)
+{
+    return (bytes + kAlign - 1) / kAlign * kAlign;
+}
+
+std::vector<BufferPlan> collectBuffers(const Graph &graph, const Schedule &schedule)
+{
+    std::vector<BufferPlan> buffers;
+    std::map<std::pair<const Node *, int>, size_t> index;
+    for (size_t k = 0; k < schedule.kernels.size(); ++k) {
+        for (const NodeRef &out : schedule.kernels[k].outputs) {
+            index[{out.node, out.index}] = buffers.size();
+            buffers.push_back({out, out.node->meta(out.index).nbytes(), 0, static_cast<int>(k), static_cast<int>(k)});
+        }
+        for (const NodeRef &in : schedule.kernels[k].inputs) {
+            auto it = index.find({in.node, in.index});
+            if (it != index.end())
+                buffers[it->second].last = static_cast<int>(k);
+        }
+    }
+    for (const NodeRef &r : graph.outputNode()->inputs()) {
+        auto it = index.find({storageRoot(r).node, storageRoot(r).index});
+        if (it != index.end())
+            buffers[it->second].graphOutput = true;
+    }
+    return buffers;
+}
+
+// An elementwise kernel reads input element i only to write output element
+// i, so its output may overwrite an input that dies in it when every read of
+// that input walks the domain in the output's order (no broadcast, no
+// transpose; a contiguous reshape is fine).
+bool canWriteOver(const Kernel &k, const BufferPlan &in, const BufferPlan &out)
+{
+    if ((k.kind != KernelKind::Pointwise && k.kind != KernelKind::Gemm) || in.graphOutput || out.graphOutput)
+        return false;
+    if (in.bytes != out.bytes)
+        return false;
+    const Shape dense = contiguousStrides(k.domain);
+    for (const Node *n : k.nodes) {
+        for (const NodeRef &r : n->inputs()) {
+            if (storageRoot(r) != in.value)
+                continue;
+            const TensorMeta &m = r.node->meta(r.index);
+            if (m.sizes != k.domain || m.strides != dense || m.offset != 0)
+                return false;
+        }
+    }
+    return true;
+}
+
+void pairInPlace(const Schedule &schedule, std::vector<BufferPlan> &buffers)
+{
+    std::vector<bool> taken(buffers.size(), false);
+    for (size_t o = 0; o < buffers.size(); ++o) {
+        BufferPlan &out = buffers[o];
+        const Kernel &k = schedule.kernels[static_cast<size_t>(out.first)];
+        if (out.value.node == k.anchor)
+            continue; // BLAS writes its output while it still reads its operands
+        for (size_t i = 0; i < buffers.size(); ++i) {
+            BufferPlan &in = buffers[i];
+            if (i == o || taken[i] || in.last != out.first || in.inPlaceOf >= 0 || !canWriteOver(k, in, out))
+                continue;
+            const bool readHere = std::find(k.inputs.begin(), k.inputs.end(), in.value) != k.inputs.end()
+                || (k.anchor && in.value.node == k.anchor);
+            if (!readHere)
+                continue;
+            out.inPlaceOf = static_cast<int>(i);
+            taken[i] = true;
+            break;
+        }
+    }
+}
+
+bool overlaps(const BufferPlan &a, const BufferPlan &b)
+{
+    return a.first <= b.last && b.first <= a.last;
+}
+
+// Largest first, each at the lowest offset free for its whole lifetime.
+int64_t placeInArena(std::vector<BufferPlan> &buffers)
+{
+    std::vector<size_t> order;
+    for (size_t i = 0; i < buffers.size(); ++i) {
+        if (!buffers[i].graphOutput && buffers[i].inPlaceOf < 0)
+            order.push_back(i);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return buffers[a].bytes > buffers[b].bytes; });
+    std::vector<size_t> placed;
+    int64_t arena = 0;
+    for (size_t i : order) {
+        BufferPlan &b = buffers[i];
+        std::vector<std::pair<int64_t, int64_t>> busy;
+        for (size_t p : placed) {
+            if (overlaps(buffers[p], b))
+                busy.push_back({buffers[p].offset, buffers[p].offset + aligned(buffers[p].bytes)});
+        }
+        std::sort(busy.begin(), busy.end());
+        int64_t offset = 0;
+        for (const auto &[lo, hi] : busy) {
+            if (offset + aligned(b.bytes) <= lo)
+                break;
+            offset = std::max(offset, hi);
+        }
+        b.offset = offset;
+        arena = std::max(arena, offset + aligned(b.bytes));
+        placed.push_back(i);
+    }
+    return arena;
+}
+
+// A buffer written in place takes its input's offset and stretches the
+// shared lifetime; chains resolve in kernel order.
+void resolveInPlace(std::vector<BufferPlan> &buffers)
+{
+    for (BufferPlan &b : buffers) {
+        if (b.inPlaceOf >= 0)
+            b.offset = buffers[static_cast<size_t>(b.inPlaceOf)].offset;
+    }
+}
+
+int64_t liveBound(const std::vector<BufferPlan> &buffers, int kernels)
+{
+    int64_t best = 0;
+    for (int k = 0; k < kernels; ++k) {
+        int64_t live = 0;
+        for (const BufferPlan &b : buffers) {
+            if (!b.graphOutput && b.first <= k && k <= b.last && b.inPlaceOf < 0)
+                live += aligned(b.bytes);
+        }
+        best = std::max(best, live);
+    }
+    return best;
+}
+
+} // namespace
+
+MemoryPlan planMemory(const Graph &graph, const Schedule &schedule, PassLog &log)
+{
+    MemoryPlan plan;
+    plan.buffers = collectBuffers(graph, schedule);
+    pairInPlace(schedule, plan.buffers);
+    // An in-place chain shares one slot: extend the root's lifetime over it.
+    for (BufferPlan &b : plan.buffers) {
+        int root = b.inPlaceOf;
+        while (root >= 0 && plan.buffers[static_cast<size_t>(root)].inPlaceOf >= 0)
+            root = plan.buffers[static_cast<size_t>(root)].inPlaceOf;
+        if (root >= 0) {
+            BufferPlan &r = plan.buffers[static_cast<size_t>(root)];
+            r.last = std::max(r.last, b.last);
+            b.inPlaceOf = root;
+        }
+    }
+    plan.arenaBytes = placeInArena(plan.buffers);
+    resolveInPlace(plan.buffers);
+    int inPlace = 0;
+    for (const BufferPlan &b : plan.buffers) {
+        if (!b.graphOutput)
+            plan.unplannedBytes += aligned(b.bytes);
+        inPlace += b.inPlaceOf >= 0 ? 1 : 0;
+    }
+    plan.liveBytesBound = liveBound(plan.buffers, static_cast<int>(schedule.kernels.size()));
+    log.push_back(std::to_string(plan.buffers.size()) + " buffers, " + std::to_string(inPlace) + " written in place");
+    log.push_back("planned peak " + std::to_string(plan.arenaBytes) + " bytes (unplanned "
+                  + std::to_string(plan.unplannedBytes) + ", lower bound " + std::to_string(plan.liveBytesBound) + ")");
+    return plan;
+}
+
+} // namespace fusescope::compiler

@@ -1,0 +1,33 @@
+#pragma once
+// The `plan-memory` stage: every value a kernel writes gets a place in one
+// arena, reused once its last reader has run; an elementwise kernel may
+// write its output over an input that dies there. Graph outputs get their
+// own allocations, since the caller keeps them.
+
+#include "core/compiler/schedule.h"
+
+#include <optional>
+
+namespace fusescope::compiler {
+
+struct BufferPlan {
+    NodeRef value;          // a storage root written by a kernel
+    int64_t bytes = 0;
+    int64_t offset = 0;     // in the arena (64-byte aligned); unused for graph outputs
+    int first = 0;          // index of the kernel that writes it
+    int last = 0;           // index of the last kernel that reads it
+    bool graphOutput = false;
+    int inPlaceOf = -1;     // buffer whose memory this one takes over, or -1
+};
+
+struct MemoryPlan {
+    std::vector<BufferPlan> buffers;
+    int64_t arenaBytes = 0;     // the planned peak of intermediates
+    int64_t unplannedBytes = 0; // every intermediate in its own allocation
+    int64_t liveBytesBound = 0; // most bytes live at once: no plan does better
+    int indexOf(NodeRef value) const; // -1 when the value has no buffer
+};
+
+MemoryPlan planMemory(const Graph &graph, const Schedule &schedule, PassLog &log);
+
+} // namespace fusescope::compiler
