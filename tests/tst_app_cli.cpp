@@ -29,6 +29,14 @@ Result runFusescope(const QStringList &args, const QProcessEnvironment &env = QP
             QString::fromUtf8(p.readAllStandardError())};
 }
 
+// Generated kernels go to a cache in the build tree, so reruns are warm.
+QProcessEnvironment cacheEnvironment()
+{
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("XDG_CACHE_HOME"), QStringLiteral(FUSESCOPE_TEST_CACHE_DIR));
+    return env;
+}
+
 } // namespace
 
 class TestCli : public QObject
@@ -160,9 +168,85 @@ private slots:
 
     void plannedCommandRefuses()
     {
-        const Result r = runFusescope({QStringLiteral("stages"), QStringLiteral("encoder")});
+        const Result r = runFusescope({QStringLiteral("profile"), QStringLiteral("encoder")});
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains(QLatin1String("not built yet")), qPrintable(r.err));
+    }
+
+    void runCompiledJson()
+    {
+        const Result r = runFusescope({QStringLiteral("run"), QStringLiteral("softmax_ln"), QStringLiteral("--compile"),
+                                       QStringLiteral("--json")}, cacheEnvironment());
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject doc = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QCOMPARE(doc.value(QLatin1String("mode")).toString(), QStringLiteral("compiled"));
+        QVERIFY(doc.value(QLatin1String("compile_ms")).toDouble() > 0);
+        QCOMPARE(doc.value(QLatin1String("outputs")).toArray().first().toObject().value(QLatin1String("shape")).toArray(),
+                 (QJsonArray{8192, 512}));
+    }
+
+    void benchBothModes()
+    {
+        const Result r = runFusescope({QStringLiteral("bench"), QStringLiteral("--workload"), QStringLiteral("pointwise"),
+                                       QStringLiteral("--mode"), QStringLiteral("both"), QStringLiteral("--repeat"),
+                                       QStringLiteral("1"), QStringLiteral("--json")}, cacheEnvironment());
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject w = QJsonDocument::fromJson(r.out.toUtf8()).object().value(QLatin1String("workloads")).toArray().first().toObject();
+        QVERIFY(w.value(QLatin1String("eager_ms")).toDouble() > 0);
+        QVERIFY(w.value(QLatin1String("compiled_ms")).toDouble() > 0);
+        QVERIFY(w.value(QLatin1String("max_abs_diff")).toDouble() < 1e-4);
+    }
+
+    void stagesListsAllSeven()
+    {
+        const Result r = runFusescope({QStringLiteral("stages"), QStringLiteral("encoder")}, cacheEnvironment());
+        QCOMPARE(r.exitCode, 0);
+        for (const char *stage : {"capture", "decompose", "simplify", "fuse", "plan-memory", "codegen", "load"})
+            QVERIFY2(r.out.contains(QRegularExpression(QStringLiteral("\\d  %1 ").arg(QLatin1String(stage)))), qPrintable(r.out));
+        const Result json = runFusescope({QStringLiteral("stages"), QStringLiteral("pointwise"), QStringLiteral("--format"),
+                                          QStringLiteral("json")}, cacheEnvironment());
+        const QJsonArray stages = QJsonDocument::fromJson(json.out.toUtf8()).object().value(QLatin1String("stages")).toArray();
+        QCOMPARE(stages.size(), 7);
+        QCOMPARE(stages.at(3).toObject().value(QLatin1String("stats")).toObject().value(QLatin1String("kernels")).toInt(), 1);
+    }
+
+    void stagesPrintsGraphsAndCode_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("codegen source") << QStringList{"--stage", "codegen"} << "extern \"C\" void fused_mul_add_gelu_sigmoid_0(";
+        QTest::newRow("capture code") << QStringList{"--stage", "0"} << "def forward(self, x):";
+        QTest::newRow("fuse dot") << QStringList{"--stage", "fuse", "--format", "dot"} << "subgraph cluster_0";
+        QTest::newRow("simplify json") << QStringList{"--stage", "simplify", "--format", "json"} << "\"format\":\"fusescope.graph\"";
+    }
+    void stagesPrintsGraphsAndCode()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, expected);
+        const Result r = runFusescope(QStringList{QStringLiteral("stages"), QStringLiteral("pointwise")} + args, cacheEnvironment());
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.out.contains(expected), qPrintable(r.out.left(2000)));
+    }
+
+    void stagesRefusals_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<int>("exitCode");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("unknown model") << QStringList{"stages", "nope"} << 1 << "unknown model 'nope'";
+        QTest::newRow("unknown stage") << QStringList{"stages", "pointwise", "--stage", "lower"} << 2 << "no stage 'lower'";
+        QTest::newRow("bad format") << QStringList{"stages", "pointwise", "--format", "svg"} << 2 << "--format must be";
+        QTest::newRow("dot without stage") << QStringList{"stages", "pointwise", "--format", "dot"} << 2 << "needs --stage";
+    }
+    void stagesRefusals()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(int, exitCode);
+        QFETCH(QString, message);
+        const Result r = runFusescope(args, cacheEnvironment());
+        QCOMPARE(r.exitCode, exitCode);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+        QVERIFY(r.out.isEmpty());
     }
 
     void noDisplayIsAnError()

@@ -512,6 +512,10 @@ private:
                         int k) const
     {
         std::string indent = "        ";
+        if (m_inner.empty()) { // every inner dim has size 1: a scope still keeps each loop's names apart
+            out << indent << "{\n";
+            indent += "    ";
+        }
         for (size_t i = 0; i < m_inner.size(); ++i) {
             if (i + 1 == m_inner.size())
                 out << indent << "#pragma omp simd" << clauses << "\n";
@@ -532,7 +536,7 @@ private:
                 out << indent << "p" << a << "[" << index(a, true) << "] = " << var(n) << ";\n";
             }
         }
-        for (size_t i = m_inner.size(); i-- > 0;) {
+        for (size_t i = std::max<size_t>(m_inner.size(), 1); i-- > 0;) {
             indent.resize(indent.size() - 4);
             out << indent << "}\n";
         }

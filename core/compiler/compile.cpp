@@ -231,12 +231,37 @@ TensorList CompiledFunction::operator()(const TensorList &inputs)
         }
     }
     if (!m_variants.empty()) {
-        m_recompiles.push_back(guardMismatch(m_variants.back().guards, inputs));
+        m_recompiles.push_back(closestMismatch(inputs));
         if (observers::active())
             observers::instant("recompile", m_recompiles.back());
     }
     m_last = compileFor(inputs).result.executable.get();
     return m_last->run(inputs);
+}
+
+// The reason against the variant that comes closest (its first difference
+// is latest in the order dtype, shape, strides, device); the newest on ties.
+std::string CompiledFunction::closestMismatch(const TensorList &inputs) const
+{
+    static const char *order[] = {"input count", "dtype", "shape", "strides", "device"};
+    auto rank = [](const std::string &reason) {
+        int r = 0;
+        for (int i = 0; i < 5; ++i) {
+            if (reason.find(order[i]) != std::string::npos)
+                r = i;
+        }
+        return r;
+    };
+    std::string best;
+    int bestRank = -1;
+    for (const Variant &v : m_variants) {
+        const std::string reason = guardMismatch(v.guards, inputs);
+        if (rank(reason) >= bestRank) {
+            best = reason;
+            bestRank = rank(reason);
+        }
+    }
+    return best;
 }
 
 CompiledFunction compile(TensorFn fn, NamedTensors parameters, CompileOptions options)

@@ -78,6 +78,7 @@ private:
         CompileResult result;
     };
     Variant &compileFor(const TensorList &inputs);
+    std::string closestMismatch(const TensorList &inputs) const;
 
     TensorFn m_fn;
     NamedTensors m_parameters;

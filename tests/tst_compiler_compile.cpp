@@ -1,0 +1,375 @@
+// compile(): compiled and interpreted results against eager on every zoo
+// model and on 300 random graphs, guards and recompiles, the on-disk cache,
+// compiler failures, and the stage snapshots.
+#include "core/compiler/compile.h"
+#include "core/compiler/graph_json.h"
+#include "core/ops/functional.h"
+#include "core/tensor/factory.h"
+#include "core/zoo/zoo.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <functional>
+#include <random>
+
+using namespace fusescope;
+using namespace fusescope::compiler;
+
+namespace {
+
+double maxAbs(const Tensor &t)
+{
+    double m = 0;
+    for (double v : t.toDoubleVector())
+        m = std::max(m, std::abs(v));
+    return m;
+}
+
+// max |a - b| <= 1e-4 * max |b| (+ a floor for all-zero results); NaN must match NaN.
+bool matches(const Tensor &a, const Tensor &b, std::string &why)
+{
+    if (a.sizes() != b.sizes() || a.dtype() != b.dtype()) {
+        why = "got " + shapeStr(a.sizes()) + " " + dtypeName(a.dtype()) + ", want " + shapeStr(b.sizes()) + " "
+            + dtypeName(b.dtype());
+        return false;
+    }
+    const std::vector<double> x = a.toDoubleVector(), y = b.toDoubleVector();
+    const double tol = 1e-4 * maxAbs(b) + 1e-6;
+    for (size_t i = 0; i < x.size(); ++i) {
+        const bool bothNan = std::isnan(x[i]) && std::isnan(y[i]);
+        if (!bothNan && !(std::abs(x[i] - y[i]) <= tol)) {
+            why = "element " + std::to_string(i) + ": " + std::to_string(x[i]) + " vs " + std::to_string(y[i]);
+            return false;
+        }
+    }
+    return true;
+}
+
+// Points the on-disk kernel cache at a folder of the build, so test reruns are warm.
+void useTestCache()
+{
+    static const bool once = [] {
+        setenv("XDG_CACHE_HOME", FUSESCOPE_TEST_CACHE_DIR, 1);
+        return true;
+    }();
+    (void)once;
+}
+
+// --- random graphs -----------------------------------------------------------------
+
+// Builds a random expression over its inputs: pointwise ops with broadcasting,
+// reductions, views and GEMMs, from one seed.
+class RandomProgram
+{
+public:
+    explicit RandomProgram(uint64_t seed) : m_rng(seed), m_seed(seed)
+    {
+        const int rank = pick(1, 3);
+        for (int d = 0; d < rank; ++d)
+            m_shape.push_back(pick(1, 9));
+        m_inputShapes.push_back(m_shape);
+        m_transposed.push_back(rank >= 2 && pick(0, 1));
+        const int extra = pick(0, 2);
+        for (int i = 0; i < extra; ++i) {
+            m_inputShapes.push_back(broadcastable(m_shape));
+            m_transposed.push_back(false);
+        }
+        m_steps = pick(3, 8);
+        for (int i = 0; i < m_steps; ++i)
+            m_choices.push_back(pick(0, 99));
+    }
+
+    size_t inputCount() const { return m_inputShapes.size(); }
+
+    TensorList inputs() const
+    {
+        Generator gen(m_seed);
+        TensorList in;
+        for (size_t i = 0; i < m_inputShapes.size(); ++i) {
+            Shape s = m_inputShapes[i];
+            if (m_transposed[i]) {
+                std::swap(s[s.size() - 1], s[s.size() - 2]);
+                in.push_back(randn(s, gen).transpose(-1, -2)); // non-contiguous input
+            } else {
+                in.push_back(randn(s, gen));
+            }
+        }
+        return in;
+    }
+
+    // The expression; runs eagerly on real tensors and captured on meta ones.
+    TensorList operator()(const TensorList &in) const
+    {
+        std::vector<Tensor> pool(in.begin(), in.end());
+        Tensor x = in[0];
+        for (int choice : m_choices) {
+            const Tensor &other = pool[static_cast<size_t>(choice) % pool.size()];
+            x = step(x, other, choice);
+            pool.push_back(x);
+        }
+        return {x};
+    }
+
+private:
+    int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(m_rng); }
+
+    Shape broadcastable(const Shape &s)
+    {
+        Shape out;
+        const size_t drop = static_cast<size_t>(pick(0, static_cast<int>(s.size()) - 1));
+        for (size_t d = drop; d < s.size(); ++d)
+            out.push_back(pick(0, 2) == 0 ? 1 : s[d]);
+        return out;
+    }
+
+    static Tensor step(const Tensor &x, const Tensor &other, int choice)
+    {
+        const bool fits = other.dim() <= x.dim() && broadcastsInto(other.sizes(), x.sizes());
+        const Tensor y = fits ? other : x;
+        switch (choice % 20) {
+        case 0: return ops::exp(ops::neg(ops::abs(x)));
+        case 1: return ops::tanh(x);
+        case 2: return ops::sigmoid(x);
+        case 3: return ops::relu(ops::sub(x, y));
+        case 4: return ops::gelu(x);
+        case 5: return ops::silu(ops::add(x, y));
+        case 6: return ops::mul(x, y);
+        case 7: return ops::div(x, ops::add(ops::abs(y), 1.0));
+        case 8: return ops::maximum(x, ops::mul(y, 0.5));
+        case 9: return ops::where(ops::gt(x, y), x, ops::neg(y));
+        case 10: return ops::sqrt(ops::add(ops::mul(x, x), 1e-3));
+        case 11: return ops::sum(x, {-1}, true);
+        case 12: return ops::amax(x, {x.dim() - 1}, choice % 2 == 0);
+        case 13: return ops::mean(x, {0}, true);
+        case 14: return x.dim() >= 2 ? ops::add(x.transpose(-1, -2).contiguous().transpose(-1, -2), y) : ops::neg(x);
+        case 15: return x.dim() >= 2 ? ops::exp(ops::neg(ops::abs(x.transpose(-1, -2)))) : ops::cos(x);
+        case 16: return ops::softmax(x, -1);
+        case 17: return x.dim() >= 1 ? ops::mul(x.unsqueeze(0).expand(concat({2}, x.sizes())), 0.5) : x;
+        case 18: return x.dim() == 2 ? ops::gelu(ops::matmul(x, ops::transpose(x, 0, 1))) : ops::flatten(x, 0, -1);
+        default: return ops::clamp(ops::sub(x, ops::mean(x, {}, false)), -1.0, 1.0);
+        }
+    }
+
+    static Shape concat(Shape a, const Shape &b)
+    {
+        a.insert(a.end(), b.begin(), b.end());
+        return a;
+    }
+
+    static bool broadcastsInto(const Shape &small, const Shape &big)
+    {
+        const size_t lead = big.size() - small.size();
+        for (size_t d = 0; d < small.size(); ++d) {
+            if (small[d] != 1 && small[d] != big[lead + d])
+                return false;
+        }
+        return true;
+    }
+
+    std::mt19937_64 m_rng;
+    uint64_t m_seed;
+    Shape m_shape;
+    std::vector<Shape> m_inputShapes;
+    std::vector<bool> m_transposed;
+    int m_steps = 0;
+    std::vector<int> m_choices;
+};
+
+// Many random programs as one function (one compile for the batch): its
+// outputs are the programs' outputs, its inputs all their inputs.
+struct Batch {
+    std::vector<RandomProgram> programs;
+    std::vector<size_t> firstInput;
+    TensorList inputs;
+
+    TensorList run(const TensorList &in) const
+    {
+        TensorList outs;
+        for (size_t p = 0; p < programs.size(); ++p) {
+            const size_t n = programs[p].inputCount();
+            TensorList mine(in.begin() + static_cast<long>(firstInput[p]), in.begin() + static_cast<long>(firstInput[p] + n));
+            outs.push_back(programs[p](mine).front());
+        }
+        return outs;
+    }
+};
+
+Batch makeBatch(uint64_t firstSeed, int count)
+{
+    Batch b;
+    for (int i = 0; i < count; ++i) {
+        b.programs.emplace_back(firstSeed + static_cast<uint64_t>(i));
+        b.firstInput.push_back(b.inputs.size());
+        for (const Tensor &t : b.programs.back().inputs())
+            b.inputs.push_back(t);
+    }
+    return b;
+}
+
+} // namespace
+
+class TestCompilerCompile : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase() { useTestCache(); }
+
+    void zooCompiledMatchesEager_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<bool>("interpret");
+        for (const std::string &name : zoo::modelNames()) {
+            QTest::newRow((name + " codegen").c_str()) << QString::fromStdString(name) << false;
+            QTest::newRow((name + " interpreter").c_str()) << QString::fromStdString(name) << true;
+        }
+    }
+    void zooCompiledMatchesEager()
+    {
+        QFETCH(QString, model);
+        QFETCH(bool, interpret);
+        zoo::Instance inst = zoo::create(model.toStdString(), 0);
+        const Tensor eager = (*inst.model)(inst.inputs);
+        CompileOptions options;
+        options.interpret = interpret;
+        CompiledFunction fn = compile(inst.model, options);
+        const TensorList first = fn(inst.inputs);
+        const TensorList second = fn(inst.inputs); // the cached variant
+        std::string why;
+        QVERIFY2(matches(first.front(), eager, why), why.c_str());
+        QVERIFY2(matches(second.front(), eager, why), why.c_str());
+        QCOMPARE(fn.variants(), size_t(1));
+        const Executable *exe = fn.lastExecutable();
+        size_t withCode = 0;
+        for (size_t k = 0; k < exe->schedule().kernels.size(); ++k)
+            withCode += exe->hasCode(k) ? 1 : 0;
+        QVERIFY(interpret ? withCode == 0 : withCode > 0);
+    }
+
+    void randomGraphsAgreeEagerCompiledInterpreted_data()
+    {
+        QTest::addColumn<int>("firstSeed");
+        for (int b = 0; b < 10; ++b)
+            QTest::newRow(("seeds " + std::to_string(b * 30) + "-" + std::to_string(b * 30 + 29)).c_str()) << b * 30;
+    }
+    void randomGraphsAgreeEagerCompiledInterpreted()
+    {
+        QFETCH(int, firstSeed);
+        const Batch batch = makeBatch(static_cast<uint64_t>(firstSeed), 30);
+        const TensorList eager = batch.run(batch.inputs);
+        const TensorFn fn = [&](const TensorList &in) { return batch.run(in); };
+        CompiledFunction compiled = compile(fn);
+        CompileOptions interp;
+        interp.interpret = true;
+        CompiledFunction interpreted = compile(fn, {}, interp);
+        const TensorList c = compiled(batch.inputs), i = interpreted(batch.inputs);
+        for (size_t p = 0; p < eager.size(); ++p) {
+            std::string why;
+            const std::string seed = "seed " + std::to_string(firstSeed + static_cast<int>(p)) + ": ";
+            QVERIFY2(matches(c[p], eager[p], why), (seed + "compiled " + why).c_str());
+            QVERIFY2(matches(i[p], eager[p], why), (seed + "interpreted " + why).c_str());
+        }
+    }
+
+    void shapeChangeRecompilesWithReason()
+    {
+        Generator gen(3);
+        CompiledFunction fn = compile([](const TensorList &in) { return TensorList{ops::gelu(ops::add(in[0], 1.0))}; });
+        const Tensor a = randn({8, 16, 32}, gen), b = randn({4, 16, 32}, gen);
+        fn({a});
+        QCOMPARE(fn.variants(), size_t(1));
+        const Tensor outB = fn({b}).front();
+        QCOMPARE(fn.variants(), size_t(2));
+        QCOMPARE(fn.recompileReasons(), std::vector<std::string>{"input 0: shape [8,16,32] -> [4,16,32]"});
+        fn({a}); // both variants stay cached
+        QCOMPARE(fn.variants(), size_t(2));
+        fn({a.transpose(0, 2).contiguous().transpose(0, 2)});
+        QCOMPARE(fn.recompileReasons().back(), std::string("input 0: strides [512,32,1] -> [1,8,128]"));
+        fn({a.to(DType::F64)});
+        QCOMPARE(fn.recompileReasons().back(), std::string("input 0: dtype f32 -> f64"));
+        std::string why;
+        QVERIFY2(matches(outB, ops::gelu(ops::add(b, 1.0)), why), why.c_str());
+    }
+
+    void stagesAreRecordedInOrder()
+    {
+        zoo::Instance inst = zoo::create("softmax_ln", 0);
+        CompiledFunction fn = compile(inst.model);
+        fn(inst.inputs);
+        const auto &stages = fn.stages();
+        QCOMPARE(stages.size(), stageNames().size());
+        for (size_t i = 0; i < stages.size(); ++i) {
+            QCOMPARE(stages[i].name, stageNames()[i]);
+            QVERIFY(stages[i].durationMs >= 0);
+            graphFromJsonText(stages[i].graphJson).lint();
+        }
+        QCOMPARE(stages[0].stats.kernels, int64_t(2)); // softmax and layer_norm before decomposition
+        QVERIFY(stages[3].stats.kernels <= 2);
+        QVERIFY(stages[3].stats.bytesMoved < stages[2].stats.bytesMoved);
+        QVERIFY(stages[4].stats.plannedPeak >= 0 && stages[4].stats.plannedPeak <= stages[4].stats.unplannedPeak);
+        QVERIFY(stages[5].code.find("extern \"C\" void fused_") != std::string::npos);
+        const nlohmann::json fuse = nlohmann::json::parse(stages[3].detailsJson);
+        QVERIFY(!fuse.at("kernels").empty());
+    }
+
+    void warmCompileComesFromTheCache()
+    {
+        zoo::Instance inst = zoo::create("pointwise", 0);
+        CompiledFunction first = compile(inst.model);
+        first(inst.inputs);
+        CompiledFunction second = compile(inst.model);
+        second(inst.inputs);
+        const auto &log = second.stages().back().log;
+        QVERIFY(std::any_of(log.begin(), log.end(), [](const std::string &l) { return l.find("cache hit") == 0; }));
+    }
+
+    void compilerFailureNamesSourceAndError()
+    {
+        QTemporaryDir dir;
+        const QString script = dir.filePath(QStringLiteral("fake-cxx"));
+        QFile f(script);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("#!/bin/sh\nif [ \"$1\" = --version ]; then echo fake-cxx 1.0; exit 0; fi\n"
+                "echo 'kernel.cpp:3:7: error: expected something' >&2\nexit 1\n");
+        f.close();
+        f.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        const std::string old = std::getenv("CXX") ? std::getenv("CXX") : "";
+        setenv("CXX", script.toLocal8Bit().constData(), 1);
+        Generator gen(5);
+        CompiledFunction fn = compile([](const TensorList &in) { return TensorList{ops::exp(ops::mul(in[0], 3.0))}; });
+        try {
+            fn({randn({7, 5}, gen)});
+            QFAIL("no error");
+        } catch (const Error &e) {
+            const std::string msg = e.what();
+            QVERIFY2(msg.find("load: compiling ") == 0 && msg.find(".cpp failed: kernel.cpp:3:7: error: expected something")
+                         != std::string::npos, e.what());
+        }
+        if (old.empty())
+            unsetenv("CXX");
+        else
+            setenv("CXX", old.c_str(), 1);
+    }
+
+    void noCompilerEnvironmentForcesTheInterpreter()
+    {
+        setenv("FUSESCOPE_NO_CC", "1", 1);
+        Generator gen(6);
+        CompiledFunction fn = compile([](const TensorList &in) { return TensorList{ops::tanh(ops::mul(in[0], 2.0))}; });
+        const Tensor x = randn({33, 7}, gen);
+        const Tensor y = fn({x}).front();
+        unsetenv("FUSESCOPE_NO_CC");
+        QVERIFY(!fn.lastExecutable()->hasCode(0));
+        const auto &log = fn.stages().back().log;
+        QVERIFY(std::any_of(log.begin(), log.end(), [](const std::string &l) { return l.find("FUSESCOPE_NO_CC=1") == 0; }));
+        std::string why;
+        QVERIFY2(matches(y, ops::tanh(ops::mul(x, 2.0)), why), why.c_str());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCompilerCompile)
+#include "tst_compiler_compile.moc"
