@@ -4,16 +4,21 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include <sched.h>
+
 namespace fusescope {
 namespace {
 
 thread_local bool t_inParallel = false;
+
+constexpr int64_t kChunksPerThread = 4;
 
 int defaultThreads()
 {
@@ -97,7 +102,7 @@ private:
     {
         t_inParallel = true;
         for (;;) {
-            m_generation.wait(seen);
+            awaitJob(seen);
             seen = m_generation.load();
             if (m_quit.load())
                 return;
@@ -107,6 +112,20 @@ private:
             if (m_busy.fetch_sub(1) == 1)
                 m_busy.notify_all();
         }
+    }
+
+    // Eager ops come back to back: a worker that went to sleep after one op
+    // takes tens of microseconds (a futex wake-up, more in a VM) to join the
+    // next, while the caller waits for its share. So it polls for a new job
+    // a little while first, yielding so it never starves BLAS's threads or
+    // other processes on a small machine.
+    void awaitJob(uint64_t seen)
+    {
+        using Clock = std::chrono::steady_clock;
+        const auto until = Clock::now() + std::chrono::microseconds(kSpinMicros);
+        while (m_generation.load() == seen && Clock::now() < until)
+            sched_yield();
+        m_generation.wait(seen);
     }
 
     static void work(Job &job)
@@ -126,6 +145,8 @@ private:
         }
         t_inParallel = outer;
     }
+
+    static constexpr int kSpinMicros = 200;
 
     int m_size = 1;
     std::vector<std::thread> m_workers;
@@ -160,6 +181,17 @@ void setNumThreads(int n)
     pool().resize(n);
 }
 
+SerialBlasScope::SerialBlasScope()
+{
+    numThreads(); // the pool tells BLAS its count first, so the destructor restores the right one
+    openblas_set_num_threads(1);
+}
+
+SerialBlasScope::~SerialBlasScope()
+{
+    openblas_set_num_threads(numThreads());
+}
+
 bool inParallelRegion()
 {
     return t_inParallel;
@@ -172,7 +204,10 @@ void parallelFor(int64_t begin, int64_t end, int64_t grain, const std::function<
         return;
     grain = std::max<int64_t>(1, grain);
     const int threads = t_inParallel ? 1 : numThreads();
-    const int64_t chunks = std::min<int64_t>(threads, (n + grain - 1) / grain);
+    // A few chunks per thread, taken in turn: a thread that starts late or
+    // is preempted on a shared machine leaves its remaining chunks to the
+    // others instead of holding everyone up.
+    const int64_t chunks = threads == 1 ? 1 : std::min<int64_t>(int64_t(threads) * kChunksPerThread, (n + grain - 1) / grain);
     if (chunks <= 1) {
         fn(begin, end);
         return;

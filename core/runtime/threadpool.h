@@ -13,6 +13,18 @@ int numThreads();
 void setNumThreads(int n);
 bool inParallelRegion();
 
+// While one lives, BLAS runs on the calling thread only: for kernels whose
+// parallel chunks each call BLAS (BLAS's own threads would oversubscribe the
+// cores). Not nested, and not while another thread relies on BLAS threads.
+class SerialBlasScope
+{
+public:
+    SerialBlasScope();
+    ~SerialBlasScope();
+    SerialBlasScope(const SerialBlasScope &) = delete;
+    SerialBlasScope &operator=(const SerialBlasScope &) = delete;
+};
+
 // Runs fn(chunkBegin, chunkEnd) over [begin, end) split into chunks of at
 // least `grain` elements, on the pool; blocks until all chunks are done.
 // Nested calls run serially on the calling thread. The first exception thrown
