@@ -281,6 +281,59 @@ struct Band {
     int64_t begin = 0, end = 0;
 };
 
+// Stride 1 with output rows as wide as the input's ("same" padding): tap
+// (ki, kj) sees the input plane shifted by one constant, so its part of a
+// band is a single contiguous copy, plus zeros where the window hangs over
+// the padding (whole rows, and the few columns that wrapped around from the
+// neighbouring row). One copy per plane instead of one per output row: the
+// rows of the later layers are only 7-28 pixels long.
+bool shiftedGather(const ConvGeometry &g)
+{
+    return g.h.stride == 1 && g.w.stride == 1 && g.w.out == g.w.in;
+}
+
+// dst holds output pixels [band.begin * W, band.end * W) of one tap and image.
+template <typename T>
+void gatherShifted(T *dst, const T *plane, int64_t width, Band band, Span rows, Span cols, int64_t shift)
+{
+    T *base = dst - band.begin * width; // indexed by output pixel
+    const int64_t r0 = std::max(band.begin, rows.lo), r1 = std::min(band.end, rows.hi);
+    if (r0 >= r1 || cols.lo >= cols.hi) {
+        std::fill(dst, dst + (band.end - band.begin) * width, T(0));
+        return;
+    }
+    // The copy starts and ends on valid taps, so it never reads outside the plane.
+    const int64_t first = r0 * width + cols.lo, last = (r1 - 1) * width + cols.hi;
+    std::fill(base + band.begin * width, base + first, T(0));
+    std::copy(plane + first + shift, plane + last + shift, base + first);
+    std::fill(base + last, base + band.end * width, T(0));
+    for (int64_t oh = r0; oh < r1; ++oh) {
+        std::fill(base + oh * width, base + oh * width + cols.lo, T(0));
+        std::fill(base + oh * width + cols.hi, base + (oh + 1) * width, T(0));
+    }
+}
+
+// One row of the column matrix (tap (ki, kj) of channel c) for one image.
+template <typename T>
+void im2colRow(const ConvGeometry &g, const T *plane, Band band, T *dst, int64_t ki, int64_t kj,
+               const std::vector<Span> &spansW)
+{
+    if (shiftedGather(g)) {
+        const int64_t shift = g.h.offset(ki) * g.in.w + g.w.offset(kj);
+        gatherShifted(dst, plane, g.w.out, band, validOutputs(g.h, ki), spansW[size_t(kj)], shift);
+        return;
+    }
+    for (int64_t oh = band.begin; oh < band.end; ++oh) {
+        T *row = dst + (oh - band.begin) * g.w.out;
+        if (!g.h.inside(oh, ki)) {
+            std::fill(row, row + g.w.out, T(0));
+            continue;
+        }
+        const T *src = plane + (oh * g.h.stride + g.h.offset(ki)) * g.in.w;
+        gatherRow(row, src, g.w.out, spansW[size_t(kj)], g.w.stride, g.w.offset(kj));
+    }
+}
+
 // col[(c, ki, kj), j * pixels + pixel] for `count` images over one band of
 // output rows: row r of the GEMM's right operand holds what tap (ki, kj) of
 // channel c sees at every output pixel of the band.
@@ -291,19 +344,8 @@ void im2col(const ConvGeometry &g, const T *x, int64_t count, Band band, T *col,
     parallelFor(0, rows, planeGrain(width), [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
             const int64_t c = r / g.taps(), ki = (r % g.taps()) / g.w.kernel, kj = r % g.w.kernel;
-            for (int64_t j = 0; j < count; ++j) {
-                const T *plane = x + (j * g.in.c + c) * g.in.plane();
-                T *dst = col + r * width + j * pixels;
-                for (int64_t oh = band.begin; oh < band.end; ++oh) {
-                    T *row = dst + (oh - band.begin) * g.w.out;
-                    if (!g.h.inside(oh, ki)) {
-                        std::fill(row, row + g.w.out, T(0));
-                        continue;
-                    }
-                    const T *src = plane + (oh * g.h.stride + g.h.offset(ki)) * g.in.w;
-                    gatherRow(row, src, g.w.out, spansW[size_t(kj)], g.w.stride, g.w.offset(kj));
-                }
-            }
+            for (int64_t j = 0; j < count; ++j)
+                im2colRow(g, x + (j * g.in.c + c) * g.in.plane(), band, col + r * width + j * pixels, ki, kj, spansW);
         }
     });
 }
@@ -390,9 +432,68 @@ void convImageBands(const ConvGeometry &g, const T *x, const T *w, const T *bias
     }
 }
 
+// --- tiles: im2col and GEMM per pool thread ---------------------------------------------
+// Large output planes (the early layers of a CNN) are cut into bands of
+// output rows; each pool thread gathers a band's columns into its own
+// buffer and multiplies it at once with single-threaded BLAS, straight into
+// the output. The buffer is still in the core's cache when BLAS packs it,
+// the gathering runs on every core without a barrier before each GEMM, and
+// no product buffer has to be scattered into NCHW afterwards.
+constexpr int64_t kTileColBytes = int64_t(1) << 20; // half of a 2 MiB L2
+// A tile must be wide enough for BLAS to run at speed.
+constexpr int64_t kMinTilePixels = 192;
+
+int64_t tileRows(const ConvGeometry &g, size_t itemSize)
+{
+    const int64_t perRow = std::max<int64_t>(g.in.c * g.taps() * g.w.out * int64_t(itemSize), 1);
+    return std::clamp<int64_t>(kTileColBytes / perRow, 1, std::max<int64_t>(g.h.out, 1));
+}
+
+// Tiles pay when every thread gets a few of them and each is wide enough.
+bool useTiles(const ConvGeometry &g, size_t itemSize)
+{
+    const int64_t rows = tileRows(g, itemSize), tiles = g.in.n * ceilDiv(g.h.out, rows);
+    return rows * g.w.out >= kMinTilePixels && tiles >= 2 * numThreads();
+}
+
+// The output of one band starts as the bias (GEMM then adds with beta = 1).
+template <typename T>
+void fillBandBias(const ConvGeometry &g, const T *bias, T *band, int64_t pixels)
+{
+    for (int64_t o = 0; o < g.outC; ++o)
+        std::fill(band + o * g.cols(), band + o * g.cols() + pixels, bias[o]);
+}
+
+template <typename T>
+void convTiles(const ConvGeometry &g, const T *x, const T *w, const T *bias, T *out, DType dtype)
+{
+    const int64_t rows = tileRows(g, sizeof(T)), bands = ceilDiv(g.h.out, rows);
+    const int64_t cols = g.cols(), og = g.og(), k = g.k();
+    const std::vector<Span> spansW = validOutputsPerTap(g.w);
+    const SerialBlasScope serialBlas;
+    parallelFor(0, g.in.n * bands, 1, [&](int64_t t0, int64_t t1) {
+        const Tensor colBuffer = Tensor::empty({g.in.c * g.taps() * rows * g.w.out}, dtype);
+        T *col = colBuffer.data<T>();
+        for (int64_t t = t0; t < t1; ++t) {
+            const int64_t n = t / bands;
+            const Band band{t % bands * rows, std::min(t % bands * rows + rows, g.h.out)};
+            const int64_t pixels = (band.end - band.begin) * g.w.out;
+            T *dst = out + n * g.outC * cols + band.begin * g.w.out;
+            im2col(g, x + n * g.in.c * g.in.plane(), 1, band, col, spansW); // serial: nested in the pool
+            if (bias)
+                fillBandBias(g, bias, dst, pixels);
+            for (int64_t grp = 0; grp < g.groups; ++grp)
+                blas::gemm(false, false, og, pixels, k, T(1), w + grp * og * k, k, col + grp * k * pixels, pixels,
+                           T(bias ? 1 : 0), dst + grp * og * cols, cols);
+        }
+    });
+}
+
 template <typename T>
 void im2colConv(const ConvGeometry &g, const T *x, const T *w, const T *bias, T *out, DType dtype)
 {
+    if (useTiles(g, sizeof(T)))
+        return convTiles(g, x, w, bias, out, dtype);
     const int64_t batch = imagesPerGemm(g);
     if (batch > 1)
         convImagesBatched(g, x, w, bias, out, batch, dtype);
