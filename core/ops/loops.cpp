@@ -3,6 +3,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+
 namespace fusescope::loops {
 
 bool wideVectors()
@@ -20,6 +24,39 @@ bool wideVectors()
 #endif
     }();
     return wide;
+}
+
+int64_t streamBytes()
+{
+    static const int64_t bytes = [] {
+        const char *env = std::getenv("FUSESCOPE_STREAM_BYTES");
+        return env && *env ? std::atoll(env) : int64_t(12) << 20;
+    }();
+    return bytes;
+}
+
+void streamCopy(void *dst, const void *src, size_t bytes)
+{
+#if defined(__AVX__)
+    auto *d = static_cast<char *>(dst);
+    const auto *s = static_cast<const char *>(src);
+    // Streaming stores need 32-byte aligned targets: the head goes plainly.
+    const size_t head = std::min(bytes, (32 - reinterpret_cast<uintptr_t>(d) % 32) % 32);
+    std::memcpy(d, s, head);
+    size_t i = head;
+    for (; i + 32 <= bytes; i += 32)
+        _mm256_stream_si256(reinterpret_cast<__m256i *>(d + i), _mm256_loadu_si256(reinterpret_cast<const __m256i *>(s + i)));
+    std::memcpy(d + i, s + i, bytes - i);
+#else
+    std::memcpy(dst, src, bytes);
+#endif
+}
+
+void streamFence()
+{
+#if defined(__AVX__)
+    _mm_sfence();
+#endif
 }
 
 Shape broadcastShapes(const std::string &op, const Shape &a, const Shape &b)

@@ -6,6 +6,7 @@
 #include "core/ops/registry.h"
 #include "core/runtime/threadpool.h"
 
+#include <algorithm>
 #include <array>
 
 namespace fusescope::loops {
@@ -52,13 +53,31 @@ Geometry<N> coalesce(const Shape &sizes, const std::array<Shape, N> &elemStrides
     return g;
 }
 
+// --- streaming stores for large outputs -----------------------------------------------
+// An output far larger than the caches is written back to memory anyway;
+// plain stores first read every line they write (write-allocate), streaming
+// stores do not. Measured on the 2-core VM of docs/performance.md, a chain of
+// binary ops: 16% faster at 16 MiB per tensor, 3-10% slower at 2-8 MiB
+// (where the next op still finds its input in the cache).
+// FUSESCOPE_STREAM_BYTES overrides the threshold (to measure on other machines).
+int64_t streamBytes();
+// Elements computed into a stack block before they are streamed out.
+constexpr int64_t kStreamBlock = 1024;
+
+// Copies with non-temporal stores (a plain copy where the CPU has none);
+// the thread that stored calls streamFence() before other threads read dst
+// (once per parallel chunk: a fence per short run costs more than it saves).
+void streamCopy(void *dst, const void *src, size_t bytes);
+void streamFence();
+
 // Below this many elements a loop runs on the calling thread.
 constexpr int64_t kGrain = 32768;
 
 // Calls inner(ptrs, innerStrides, n) for runs along the innermost dim, over
 // the whole iteration space, split across the pool by element ranges.
 template <int N, typename Inner>
-void forEach(const Geometry<N> &g, const std::array<char *, N> &base, Inner &&inner, int64_t grain = kGrain)
+void forEach(const Geometry<N> &g, const std::array<char *, N> &base, Inner &&inner, int64_t grain = kGrain,
+             bool fenceStreams = false)
 {
     const int64_t total = numelOf(g.sizes);
     if (total == 0)
@@ -94,6 +113,8 @@ void forEach(const Geometry<N> &g, const std::array<char *, N> &base, Inner &&in
                 ++index[d - 1];
             }
         }
+        if (fenceStreams)
+            streamFence();
     });
 }
 
@@ -132,19 +153,35 @@ void runVectorized(const Loop &loop)
 // The contiguous loops of `pointwise`. Pointers are copied to locals so the
 // compiler sees that stores to o cannot change them (a bool output would
 // otherwise alias every captured pointer and block vectorization).
-template <typename Out, typename In, typename F>
+// o[i] = value(i) for i in [0, n): straight into o, or through a stack block
+// and streaming stores when Stream.
+template <bool Stream, typename Out, typename Value>
+inline void storeRun(Out *o, int64_t n, const Value &value)
+{
+    if constexpr (!Stream) {
+        for (int64_t i = 0; i < n; ++i)
+            o[i] = value(i);
+    } else {
+        alignas(64) Out block[kStreamBlock];
+        for (int64_t start = 0; start < n; start += kStreamBlock) {
+            const int64_t m = std::min(kStreamBlock, n - start);
+            for (int64_t i = 0; i < m; ++i)
+                block[i] = value(start + i);
+            streamCopy(o + start, block, size_t(m) * sizeof(Out));
+        }
+    }
+}
+
+template <bool Stream, typename Out, typename In, typename F>
 void contiguousUnary(Out *o, const In *a, int64_t n, const F &f)
 {
     using C = compute_t<In>;
     using CO = compute_t<Out>;
-    runVectorized([o, a, n, &f] {
-        for (int64_t i = 0; i < n; ++i)
-            o[i] = Out(CO(f(C(a[i]))));
-    });
+    runVectorized([o, a, n, &f] { storeRun<Stream>(o, n, [a, &f](int64_t i) { return Out(CO(f(C(a[i])))); }); });
 }
 
 // stepA / stepB are 1 (contiguous) or 0 (one value for the whole run).
-template <int StepA, int StepB, typename Out, typename In, typename F>
+template <bool Stream, int StepA, int StepB, typename Out, typename In, typename F>
 void contiguousBinary(Out *o, const In *a, const In *b, int64_t n, const F &f)
 {
     using C = compute_t<In>;
@@ -152,21 +189,18 @@ void contiguousBinary(Out *o, const In *a, const In *b, int64_t n, const F &f)
     runVectorized([o, a, b, n, &f] {
         if constexpr (StepA == 0) {
             const C av = C(a[0]);
-            for (int64_t i = 0; i < n; ++i)
-                o[i] = Out(CO(f(av, C(b[i]))));
+            storeRun<Stream>(o, n, [av, b, &f](int64_t i) { return Out(CO(f(av, C(b[i])))); });
         } else if constexpr (StepB == 0) {
             const C bv = C(b[0]);
-            for (int64_t i = 0; i < n; ++i)
-                o[i] = Out(CO(f(C(a[i]), bv)));
+            storeRun<Stream>(o, n, [a, bv, &f](int64_t i) { return Out(CO(f(C(a[i]), bv))); });
         } else {
-            for (int64_t i = 0; i < n; ++i)
-                o[i] = Out(CO(f(C(a[i]), C(b[i]))));
+            storeRun<Stream>(o, n, [a, b, &f](int64_t i) { return Out(CO(f(C(a[i]), C(b[i])))); });
         }
     });
 }
 
 // Runs the contiguous loop for this run's strides; false when none fits.
-template <typename Out, typename In, int N, typename F>
+template <bool Stream, typename Out, typename In, int N, typename F>
 bool tryContiguous(const std::array<char *, N> &p, const std::array<int64_t, N> &s, int64_t n, const F &f)
 {
     Out *o = reinterpret_cast<Out *>(p[0]);
@@ -176,16 +210,16 @@ bool tryContiguous(const std::array<char *, N> &p, const std::array<int64_t, N> 
     if constexpr (N == 2) {
         if (s[1] != one)
             return false;
-        contiguousUnary(o, reinterpret_cast<const In *>(p[1]), n, f);
+        contiguousUnary<Stream>(o, reinterpret_cast<const In *>(p[1]), n, f);
         return true;
     } else if constexpr (N == 3) {
         const In *a = reinterpret_cast<const In *>(p[1]), *b = reinterpret_cast<const In *>(p[2]);
         if (s[1] == one && s[2] == one)
-            contiguousBinary<1, 1>(o, a, b, n, f);
+            contiguousBinary<Stream, 1, 1>(o, a, b, n, f);
         else if (s[1] == one && s[2] == 0)
-            contiguousBinary<1, 0>(o, a, b, n, f);
+            contiguousBinary<Stream, 1, 0>(o, a, b, n, f);
         else if (s[1] == 0 && s[2] == one)
-            contiguousBinary<0, 1>(o, a, b, n, f);
+            contiguousBinary<Stream, 0, 1>(o, a, b, n, f);
         else
             return false;
         return true;
@@ -214,8 +248,9 @@ void pointwise(const Tensor &out, const std::array<Tensor, NIn> &ins, F f)
     const Geometry<N> g = coalesce<N>(out.sizes(), strides, items);
     using C = compute_t<In>;
     using CO = compute_t<Out>;
+    const bool stream = out.nbytes() >= streamBytes();
     forEach<N>(g, base, [&](const std::array<char *, N> &p, const std::array<int64_t, N> &s, int64_t n) {
-        if (tryContiguous<Out, In, N>(p, s, n, f))
+        if (stream ? tryContiguous<true, Out, In, N>(p, s, n, f) : tryContiguous<false, Out, In, N>(p, s, n, f))
             return;
         // General strided path.
         std::array<char *, N> q = p;
@@ -226,7 +261,7 @@ void pointwise(const Tensor &out, const std::array<Tensor, NIn> &ins, F f)
             for (int k = 0; k < N; ++k)
                 q[k] += s[k];
         }
-    });
+    }, kGrain, stream);
 }
 
 // Copies src into dst (same shape, any strides), converting dtypes.
