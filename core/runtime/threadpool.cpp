@@ -20,6 +20,17 @@ thread_local bool t_inParallel = false;
 
 constexpr int64_t kChunksPerThread = 4;
 
+// How long an idle worker polls for the next job; FUSESCOPE_POOL_SPIN_US
+// overrides it (0: sleep at once).
+int spinMicros()
+{
+    static const int micros = [] {
+        const char *env = std::getenv("FUSESCOPE_POOL_SPIN_US");
+        return env && *env ? std::max(0, std::atoi(env)) : 200;
+    }();
+    return micros;
+}
+
 int defaultThreads()
 {
     if (const char *env = std::getenv("FUSESCOPE_NUM_THREADS")) {
@@ -122,7 +133,7 @@ private:
     void awaitJob(uint64_t seen)
     {
         using Clock = std::chrono::steady_clock;
-        const auto until = Clock::now() + std::chrono::microseconds(kSpinMicros);
+        const auto until = Clock::now() + std::chrono::microseconds(spinMicros());
         while (m_generation.load() == seen && Clock::now() < until)
             sched_yield();
         m_generation.wait(seen);
@@ -146,7 +157,6 @@ private:
         t_inParallel = outer;
     }
 
-    static constexpr int kSpinMicros = 200;
 
     int m_size = 1;
     std::vector<std::thread> m_workers;
