@@ -21,12 +21,14 @@ thread_local bool t_inParallel = false;
 constexpr int64_t kChunksPerThread = 4;
 
 // How long an idle worker polls for the next job; FUSESCOPE_POOL_SPIN_US
-// overrides it (0: sleep at once).
+// overrides it (0: sleep at once). Long enough to bridge the dispatch of
+// the next eager op (a few microseconds), short enough not to take a core
+// from BLAS's threads for long when a GEMM follows.
 int spinMicros()
 {
     static const int micros = [] {
         const char *env = std::getenv("FUSESCOPE_POOL_SPIN_US");
-        return env && *env ? std::max(0, std::atoi(env)) : 200;
+        return env && *env ? std::max(0, std::atoi(env)) : 50;
     }();
     return micros;
 }
@@ -156,7 +158,6 @@ private:
         }
         t_inParallel = outer;
     }
-
 
     int m_size = 1;
     std::vector<std::thread> m_workers;
