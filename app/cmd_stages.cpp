@@ -56,6 +56,7 @@ void printListing(const std::vector<CompileStage> &stages, const QString &format
         for (size_t i = 0; i < stages.size(); ++i)
             list.append(QJsonObject{{QStringLiteral("index"), int(i)},
                                     {QStringLiteral("name"), QString::fromStdString(stages[i].name)},
+                                    {QStringLiteral("segment"), stages[i].segment},
                                     {QStringLiteral("duration_ms"), stages[i].durationMs},
                                     {QStringLiteral("stats"), statsJson(stages[i].stats)}});
         printJson(QJsonDocument(QJsonObject{{QStringLiteral("stages"), list}}));
@@ -65,6 +66,8 @@ void printListing(const std::vector<CompileStage> &stages, const QString &format
                   .arg(QStringLiteral("nodes"), 6).arg(QStringLiteral("kernels"), 8).arg(QStringLiteral("bytes moved"), 14));
     for (size_t i = 0; i < stages.size(); ++i) {
         const CompileStage &s = stages[i];
+        if (s.segment > 0 && s.name == "capture")
+            printLine(QStringLiteral("-- graph break: segment %1 --").arg(s.segment));
         printLine(QStringLiteral("%1  %2 %3 %4 %5 %6").arg(i).arg(QString::fromStdString(s.name), -12)
                       .arg(s.durationMs, 10, 'f', 2).arg(s.stats.nodes, 6).arg(s.stats.kernels, 8)
                       .arg(s.stats.bytesMoved, 14, 'f', 0));

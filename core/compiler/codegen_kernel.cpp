@@ -98,6 +98,7 @@ public:
         computeLevels();
         collectAccesses();
         buildLoops();
+        planLoops();
         return function();
     }
 
@@ -388,35 +389,81 @@ private:
         return fp ? std::string("static_cast<") + c + ">(INFINITY)" : std::string("std::numeric_limits<") + c + ">::max()";
     }
 
-    // Full-shape nodes loop `k` must compute: those feeding its reductions and its stores.
-    std::vector<const Node *> fullNodesFor(int k) const
+    // Roots of loop `k`: its reductions and the full-shape outputs stored in it.
+    std::vector<const Node *> loopRoots(int k) const
     {
-        std::set<const Node *> need;
-        std::vector<const Node *> stack;
+        std::vector<const Node *> roots;
         for (const Node *n : computeNodes()) {
             const bool reduction = isReductionNode(n) && m_loopOf.at(n) == k;
             const bool store = isFull(n) && m_storeOf.count(n) && storeLoop(n) == k;
             if (reduction || store)
-                stack.push_back(n);
+                roots.push_back(n);
         }
-        while (!stack.empty()) {
-            const Node *n = stack.back();
-            stack.pop_back();
-            if (!need.insert(n).second)
+        return roots;
+    }
+
+    // A full value that a later loop reads again is kept in a per-row array
+    // instead of being recomputed (softmax's exp, layer_norm's centered x),
+    // as long as the arrays fit in a small stack budget.
+    bool worthCaching(const Node *n, int64_t &budget) const
+    {
+        if (isReductionNode(n) || !isFull(n) || m_loops < 2)
+            return false;
+        bool laterReader = false;
+        for (const Node *u : n->users()) {
+            if (!m_members.count(u) || u == m_k.anchor)
                 continue;
-            if (isReductionNode(n) && m_loopOf.at(n) != k)
-                continue;
-            for (const NodeRef &r : n->inputs()) {
-                if (internal(r) && (isFull(r.node) || (isReductionNode(n) && !isReductionNode(r.node))))
-                    stack.push_back(r.node);
+            const int loop = isReductionNode(u) ? m_loopOf.at(u) : m_ready.at(u);
+            laterReader = laterReader || loop > m_ready.at(n);
+        }
+        const int64_t bytes = innerCount() * static_cast<int64_t>(itemSize(n->meta().dtype));
+        if (!laterReader || bytes > budget)
+            return false;
+        budget -= bytes;
+        return true;
+    }
+
+    // The nodes each loop computes, in order; values cached by an earlier
+    // loop are read back rather than recomputed.
+    void planLoops()
+    {
+        int64_t budget = 48 * 1024;
+        for (int k = 0; k < m_loops; ++k) {
+            m_loopNodes[k]; // every loop has a list, maybe empty
+            std::set<const Node *> need;
+            std::vector<const Node *> stack = loopRoots(k);
+            while (!stack.empty()) {
+                const Node *n = stack.back();
+                stack.pop_back();
+                if (!need.insert(n).second)
+                    continue;
+                for (const NodeRef &r : n->inputs()) {
+                    const bool cachedEarlier = m_cachedIn.count(r.node) && m_cachedIn.at(r.node) < k;
+                    if (internal(r) && isFull(r.node) && !cachedEarlier)
+                        stack.push_back(r.node);
+                    else if (internal(r) && cachedEarlier)
+                        m_cacheReads[k].insert(r.node);
+                }
+            }
+            for (const Node *n : computeNodes()) {
+                if (!need.count(n))
+                    continue;
+                m_loopNodes[k].push_back(n);
+                if (!m_cachedIn.count(n) && worthCaching(n, budget))
+                    m_cachedIn[n] = k;
             }
         }
-        std::vector<const Node *> out;
-        for (const Node *n : computeNodes()) {
-            if (need.count(n) && !(isReductionNode(n) && m_loopOf.at(n) != k))
-                out.push_back(n);
-        }
-        return out;
+    }
+
+    // Row-major position inside the inner loops.
+    std::string flatInnerIndex() const
+    {
+        if (m_inner.empty())
+            return "0";
+        std::string s = "r0";
+        for (size_t i = 1; i < m_inner.size(); ++i)
+            s = "(" + s + ") * " + std::to_string(m_inner[i].size) + " + r" + std::to_string(i);
+        return s;
     }
 
     int storeLoop(const Node *n) const
@@ -480,7 +527,7 @@ private:
 
     void emitLoop(std::ostringstream &out, int k) const
     {
-        const std::vector<const Node *> nodes = fullNodesFor(k);
+        const std::vector<const Node *> &nodes = m_loopNodes.at(k);
         std::vector<const Node *> reductions;
         for (const Node *n : nodes) {
             if (isReductionNode(n))
@@ -489,7 +536,7 @@ private:
         for (const Node *r : reductions) {
             out << "        " << ctype(r->meta().dtype) << " " << accumulator(r) << " = " << initValue(r) << ";\n";
             if (isFloating(r->meta().dtype) && (reduceFn(r) == "max" || reduceFn(r) == "min"))
-                out << "        bool nan" << r->id << " = false;\n";
+                out << "        int nan" << r->id << " = 0; // a NaN count: a bool flag stops vectorization\n";
         }
         std::string clauses;
         for (const Node *r : reductions) {
@@ -497,7 +544,7 @@ private:
             const char *opc = fn == "sum" ? "+" : fn == "prod" ? "*" : fn.c_str();
             clauses += std::string(" reduction(") + opc + ":" + accumulator(r) + ")";
             if (isFloating(r->meta().dtype) && (fn == "max" || fn == "min"))
-                clauses += " reduction(|:nan" + std::to_string(r->id) + ")";
+                clauses += " reduction(+:nan" + std::to_string(r->id) + ")";
         }
         emitInnerLoops(out, nodes, clauses, k);
         for (const Node *r : reductions) {
@@ -526,8 +573,17 @@ private:
                 out << indent << "for (int64_t " << r << " = 0; " << r << " < " << m_inner[i].size << "; ++" << r << ") {\n";
             indent += "    ";
         }
-        for (const Node *n : nodes)
+        const std::string flat = flatInnerIndex();
+        if (m_cacheReads.count(k)) {
+            for (const Node *c : m_cacheReads.at(k))
+                out << indent << "const " << ctype(c->meta().dtype) << " " << var(c) << " = c" << c->id << "[" << flat
+                    << "];\n";
+        }
+        for (const Node *n : nodes) {
             emitInnerNode(out, n, indent);
+            if (m_cachedIn.count(n) && m_cachedIn.at(n) == k)
+                out << indent << "c" << n->id << "[" << flat << "] = " << var(n) << ";\n";
+        }
         // Stores come after every load of the element: an output may be
         // planned over an input it reads (in place).
         for (const Node *n : nodes) {
@@ -561,7 +617,7 @@ private:
             out << indent << "{ const auto x = " << v << "; " << acc << " = x " << (fn == "max" ? ">" : "<") << " " << acc
                 << " ? x : " << acc << ";";
             if (isFloating(n->meta().dtype))
-                out << " nan" << n->id << " |= x != x;";
+                out << " nan" << n->id << " += x != x;";
             out << " }\n";
         }
     }
@@ -578,6 +634,9 @@ private:
         out << "\nstatic void " << m_k.name << "_body(void *ctx, int64_t begin, int64_t end)\n{\n";
         out << "    void *const *ops = static_cast<void *const *>(ctx);\n";
         emitPointers(out);
+        for (const auto &[n, loop] : m_cachedIn)
+            out << "    alignas(64) " << ctype(n->meta().dtype) << " c" << n->id << "[" << std::max<int64_t>(innerCount(), 1)
+                << "];\n";
         if (m_flat) {
             out << "    {\n";
             for (size_t a = 0; a < m_accesses.size(); ++a)
@@ -613,6 +672,9 @@ private:
     std::map<const Node *, int> m_ready;
     std::map<const Node *, int> m_loopOf;
     int m_loops = 0;
+    std::map<int, std::vector<const Node *>> m_loopNodes;
+    std::map<int, std::set<const Node *>> m_cacheReads;
+    std::map<const Node *, int> m_cachedIn; // node -> the loop that stores it in its row array
     std::vector<LoopDim> m_outer, m_inner;
     bool m_flat = false;
 };

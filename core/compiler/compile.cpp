@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <map>
 
 namespace fusescope::compiler {
 
@@ -193,11 +194,33 @@ CompiledFunction::CompiledFunction(TensorFn fn, NamedTensors parameters, Compile
 {
 }
 
-const std::vector<CompileStage> &CompiledFunction::stages() const
+std::vector<CompileStage> CompiledFunction::stages() const
 {
-    static const std::vector<CompileStage> none;
-    return m_variants.empty() ? none : m_variants.back().result.stages;
+    std::vector<CompileStage> all;
+    if (m_variants.empty())
+        return all;
+    for (const Segment &s : m_variants.back().segments)
+        all.insert(all.end(), s.result.stages.begin(), s.result.stages.end());
+    return all;
 }
+
+const std::vector<GraphBreak> &CompiledFunction::graphBreaks() const
+{
+    static const std::vector<GraphBreak> none;
+    return m_variants.empty() ? none : m_variants.back().breaks;
+}
+
+namespace {
+
+std::vector<InputGuard> placeholderGuards(const Graph &g)
+{
+    std::vector<InputGuard> guards;
+    for (const Node *n : g.placeholders())
+        guards.push_back({n->meta().sizes, n->meta().strides, n->meta().dtype, kCPU});
+    return guards;
+}
+
+} // namespace
 
 CompiledFunction::Variant &CompiledFunction::compileFor(const TensorList &inputs)
 {
@@ -213,30 +236,83 @@ CompiledFunction::Variant &CompiledFunction::compileFor(const TensorList &inputs
     const Clock::time_point start = Clock::now();
     if (observers::active())
         observers::compileStageBegin("capture");
-    Graph graph = capture(m_fn, specs, m_parameters);
-    if (observers::active())
+    CapturedProgram program = captureProgram(m_fn, specs, inputs, m_parameters);
+    if (observers::active()) {
         observers::compileStageEnd("capture");
-    v.result = compileGraph(std::move(graph), msSince(start), m_options);
+        for (const GraphBreak &b : program.breaks)
+            observers::instant("graph break", b.reason);
+    }
+    const double captureMs = msSince(start);
+    for (size_t i = 0; i < program.segments.size(); ++i) {
+        Segment seg;
+        seg.guards = placeholderGuards(program.segments[i]);
+        seg.result = compileGraph(std::move(program.segments[i]), i == 0 ? captureMs : 0, m_options);
+        for (CompileStage &st : seg.result.stages)
+            st.segment = static_cast<int>(i);
+        if (i > 0)
+            seg.result.stages.front().log.push_back("starts after the graph break at " + program.breaks[i - 1].op);
+        v.segments.push_back(std::move(seg));
+    }
+    v.inputsOf = std::move(program.inputsOf);
+    v.breaks = std::move(program.breaks);
+    v.outputs = std::move(program.outputs);
     m_lastCompileMs = msSince(start);
     m_variants.push_back(std::move(v));
     return m_variants.back();
 }
 
-TensorList CompiledFunction::operator()(const TensorList &inputs)
+std::optional<TensorList> CompiledFunction::run(const Variant &v, const TensorList &inputs, std::string &why)
 {
-    for (const Variant &v : m_variants) {
-        if (guardMismatch(v.guards, inputs).empty()) {
-            m_last = v.result.executable.get();
-            return m_last->run(inputs);
+    std::map<Source, Tensor> values;
+    auto valueOf = [&](const Source &s) {
+        return s.kind == Source::Kind::Input ? inputs.at(static_cast<size_t>(s.index)) : values.at(s);
+    };
+    for (size_t i = 0; i < v.segments.size(); ++i) {
+        TensorList in;
+        for (const Source &s : v.inputsOf[i])
+            in.push_back(valueOf(s));
+        const std::string mismatch = guardMismatch(v.segments[i].guards, in);
+        if (!mismatch.empty()) {
+            why = "segment " + std::to_string(i) + " " + mismatch;
+            return std::nullopt;
+        }
+        const Executable &exe = *v.segments[i].result.executable;
+        if (i == 0)
+            m_last = &exe;
+        const TensorList outs = exe.run(in);
+        for (size_t k = 0; k < outs.size(); ++k)
+            values[{Source::Kind::Segment, static_cast<int>(i), static_cast<int>(k)}] = outs[k];
+        if (i < v.breaks.size()) {
+            const TensorList b = runBreak(v.breaks[i], valueOf);
+            for (size_t k = 0; k < b.size(); ++k)
+                values[{Source::Kind::Break, static_cast<int>(i), static_cast<int>(k)}] = b[k];
         }
     }
+    TensorList results;
+    for (const Source &s : v.outputs)
+        results.push_back(valueOf(s));
+    return results;
+}
+
+TensorList CompiledFunction::operator()(const TensorList &inputs)
+{
+    std::string segmentMismatch;
+    for (const Variant &v : m_variants) {
+        if (!guardMismatch(v.guards, inputs).empty())
+            continue;
+        if (std::optional<TensorList> out = run(v, inputs, segmentMismatch))
+            return *out;
+    }
     if (!m_variants.empty()) {
-        m_recompiles.push_back(closestMismatch(inputs));
+        m_recompiles.push_back(segmentMismatch.empty() ? closestMismatch(inputs) : segmentMismatch);
         if (observers::active())
             observers::instant("recompile", m_recompiles.back());
     }
-    m_last = compileFor(inputs).result.executable.get();
-    return m_last->run(inputs);
+    std::string why;
+    std::optional<TensorList> out = run(compileFor(inputs), inputs, why);
+    if (!out)
+        throw Error("compiled function: a fresh compile does not accept its own inputs (" + why + ")");
+    return *out;
 }
 
 // The reason against the variant that comes closest (its first difference

@@ -7,6 +7,7 @@
 
 #include "core/compiler/capture.h"
 #include "core/compiler/executable.h"
+#include "core/compiler/program.h"
 
 #include <memory>
 
@@ -26,6 +27,7 @@ struct StageStats {
 
 struct CompileStage {
     std::string name;
+    int segment = 0;         // which graph, when graph breaks split the function
     std::string graphJson;   // the graph after this stage (versioned JSON)
     std::string detailsJson; // kernels and fusion decisions, the memory plan ("" before fuse)
     std::string code;        // codegen: the generated source
@@ -63,21 +65,33 @@ public:
 
     TensorList operator()(const TensorList &inputs);
 
-    // Stages of the variant compiled last; empty before the first call.
-    const std::vector<CompileStage> &stages() const;
+    // Stages of every segment of the variant compiled last (segment by
+    // segment); empty before the first call.
+    std::vector<CompileStage> stages() const;
+    // Where graph breaks split the function (variant compiled last).
+    const std::vector<GraphBreak> &graphBreaks() const;
     // "input 0: shape [8,128,256] -> [4,128,256]", one per recompile.
     const std::vector<std::string> &recompileReasons() const { return m_recompiles; }
     size_t variants() const { return m_variants.size(); }
     double lastCompileMs() const { return m_lastCompileMs; }
-    // The executable the last call ran.
+    // The executable of the first segment the last call ran.
     const Executable *lastExecutable() const { return m_last; }
 
 private:
-    struct Variant {
+    struct Segment {
         std::vector<InputGuard> guards;
         CompileResult result;
     };
+    struct Variant {
+        std::vector<InputGuard> guards;
+        std::vector<Segment> segments;
+        std::vector<std::vector<Source>> inputsOf;
+        std::vector<GraphBreak> breaks;
+        std::vector<Source> outputs;
+    };
     Variant &compileFor(const TensorList &inputs);
+    // The results, or nothing when a segment's guards fail (`why` says which).
+    std::optional<TensorList> run(const Variant &v, const TensorList &inputs, std::string &why);
     std::string closestMismatch(const TensorList &inputs) const;
 
     TensorFn m_fn;

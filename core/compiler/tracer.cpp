@@ -95,6 +95,10 @@ NodeRef GraphTracer::refOf(const Tensor &t)
 {
     if (auto it = m_refs.find(t.implPtr().get()); it != m_refs.end())
         return it->second;
+    if (t.isMeta() && m_foreign) {
+        if (std::optional<NodeRef> r = m_foreign(t))
+            return *r;
+    }
     if (t.isMeta())
         throw Error("capture: a meta tensor of shape " + shapeStr(t.sizes())
                     + " did not come from an op or an input (was it made outside the op registry?)");

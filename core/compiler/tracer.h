@@ -6,6 +6,8 @@
 #include "core/compiler/graph.h"
 #include "core/ops/registry.h"
 
+#include <functional>
+#include <optional>
 #include <unordered_map>
 
 namespace fusescope::compiler {
@@ -27,6 +29,11 @@ public:
 
     void record(const OpDef &op, const Args &args, const TensorList &outputs) override;
 
+    // Resolves a meta tensor this graph has not seen (a value of an earlier
+    // graph when capture breaks the graph); without it such a tensor is an error.
+    using ForeignFn = std::function<std::optional<NodeRef>(const Tensor &)>;
+    void setForeignResolver(ForeignFn fn) { m_foreign = std::move(fn); }
+
 private:
     NodeRef attrFor(const Tensor &t);
     Node *addNode(NodeKind kind, const std::string &target, std::vector<Arg> args, std::vector<TensorMeta> outs);
@@ -38,6 +45,7 @@ private:
     Node *m_before = nullptr;
     const Node *m_inherit = nullptr;
     int m_constants = 0;
+    ForeignFn m_foreign;
 };
 
 // Installs a tracer on this thread for the scope.

@@ -1105,6 +1105,42 @@ void registerFlip(OpRegistry &r)
     r.add("aten.flip(Tensor self, int[] dims) -> Tensor", std::move(flip));
 }
 
+// --- nonzero ------------------------------------------------------------------------
+
+// The indices of the nonzero elements, one row each, in row-major order.
+// NaN counts as nonzero, as in PyTorch.
+void registerNonzero(OpRegistry &r)
+{
+    OpDef nz;
+    nz.kind = OpKind::Opaque;
+    nz.dataDependent = true;
+    nz.shape = [](const Args &a) {
+        const Tensor &x = arg(a, 0);
+        if (x.isMeta())
+            throw Error("aten.nonzero: the output shape depends on the values of the input");
+        int64_t count = 0;
+        for (double v : x.toDoubleVector())
+            count += v != 0 ? 1 : 0;
+        return std::vector<TensorSpec>{{Shape{count, x.dim()}, DType::I64}};
+    };
+    nz.cpu = [](const Args &a, std::span<Tensor> outs) {
+        const Tensor &x = arg(a, 0);
+        const std::vector<double> values = x.toDoubleVector();
+        int64_t *out = outs[0].data<int64_t>();
+        Shape index(x.sizes().size(), 0);
+        for (double v : values) {
+            if (v != 0)
+                out = std::copy(index.begin(), index.end(), out);
+            for (size_t d = index.size(); d-- > 0;) {
+                if (++index[d] < x.sizes()[d])
+                    break;
+                index[d] = 0;
+            }
+        }
+    };
+    r.add("aten.nonzero(Tensor self) -> Tensor", std::move(nz));
+}
+
 // --- topk --------------------------------------------------------------------------
 
 // Unsigned keys whose order is the value order, NaN above everything (as in
@@ -1262,6 +1298,7 @@ void registerMovementOps(OpRegistry &r)
     registerRepeat(r);
     registerFlip(r);
     registerTopk(r);
+    registerNonzero(r);
 }
 
 namespace ops {
@@ -1277,6 +1314,7 @@ TensorList splitWithSizes(const Tensor &x, const IntList &sizes, int64_t dim)
     return callOp("aten.split_with_sizes", {x, sizes, dim});
 }
 TensorList chunk(const Tensor &x, int64_t chunks, int64_t dim) { return callOp("aten.chunk", {x, chunks, dim}); }
+Tensor nonzero(const Tensor &x) { return callOp1("aten.nonzero", {x}); }
 Tensor pad(const Tensor &x, const IntList &pad, const std::string &mode, double value)
 {
     return callOp1("aten.pad", {x, pad, mode, value});

@@ -23,6 +23,8 @@ Tensor tril(const Tensor &x, int64_t diagonal = 0);
 Tensor repeat(const Tensor &x, const IntList &repeats);
 Tensor flip(const Tensor &x, const IntList &dims);
 // (values, indices) of the k largest (or smallest) along dim, sorted when `sorted`.
+// [count, rank] i64: the index of every nonzero element (its shape depends on the data).
+Tensor nonzero(const Tensor &x);
 std::pair<Tensor, Tensor> topk(const Tensor &x, int64_t k, int64_t dim = -1, bool largest = true,
                                bool sorted = true);
 

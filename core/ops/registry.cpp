@@ -267,6 +267,16 @@ struct DepthGuard {
 
 } // namespace
 
+[[noreturn]] static void refuseMeta(const OpDef &op)
+{
+    throw Error(op.name() + ": its output shape depends on the input values, so it cannot run on meta tensors here");
+}
+
+TensorList DispatchTracer::breakGraph(const OpDef &op, const Args &)
+{
+    refuseMeta(op);
+}
+
 DispatchTracer *setDispatchTracer(DispatchTracer *tracer)
 {
     DispatchTracer *previous = t_tracer;
@@ -277,6 +287,13 @@ DispatchTracer *setDispatchTracer(DispatchTracer *tracer)
 TensorList callOp(const OpDef &op, Args args)
 {
     bindArgs(op, args);
+    if (op.dataDependent && anyMeta(args)) {
+        if (!t_tracer || t_depth > 0)
+            refuseMeta(op);
+        DispatchTracer *tracer = t_tracer;
+        DepthGuard depth;
+        return tracer->breakGraph(op, args); // not a node of the graph: the tracer records the break
+    }
     TensorList outs;
     {
         DepthGuard depth;

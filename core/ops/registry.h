@@ -64,6 +64,9 @@ struct OpDef {
     ScalarCallFn scalarCall;
     // Reductions the compiler fuses: "sum", "prod", "max" or "min".
     std::string reduceFn;
+    // The output shape depends on the input values (nonzero): no shape on meta
+    // tensors, so the compiler's capture breaks the graph at this op.
+    bool dataDependent = false;
     bool cudaKernel = false;    // implemented on the CUDA backend
     bool custom = false;        // registered at run time by an application
 
@@ -97,6 +100,9 @@ class DispatchTracer
 public:
     virtual ~DispatchTracer() = default;
     virtual void record(const OpDef &op, const Args &args, const TensorList &outputs) = 0;
+    // A data-dependent op met meta arguments: the tracer computes its real
+    // result (a graph break) and returns meta tensors of the real shapes.
+    virtual TensorList breakGraph(const OpDef &op, const Args &args);
 };
 // Installs a tracer for the current thread; returns the previous one.
 DispatchTracer *setDispatchTracer(DispatchTracer *tracer);
