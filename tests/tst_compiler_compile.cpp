@@ -4,6 +4,7 @@
 #include "core/compiler/compile.h"
 #include "core/compiler/graph_json.h"
 #include "core/ops/functional.h"
+#include "core/ops/registry.h"
 #include "core/tensor/factory.h"
 #include "core/zoo/zoo.h"
 
@@ -324,6 +325,40 @@ private slots:
             QVERIFY2(fn.recompileReasons().back().find("segment 1 input ") == 0, fn.recompileReasons().back().c_str());
         }
         QVERIFY_THROWS_EXCEPTION(Error, ops::nonzero(Tensor::empty({3}, DType::F32, kMeta)));
+    }
+
+    void customOpsDecomposeOrRunAsExtern()
+    {
+        OpRegistry &r = OpRegistry::instance();
+        if (!r.find("test.twice")) {
+            OpDef twice; // no decomposition: an extern kernel
+            twice.custom = true;
+            twice.shape = [](const Args &a) {
+                return std::vector<TensorSpec>{{a[0].toTensor().sizes(), a[0].toTensor().dtype()}};
+            };
+            twice.cpu = [](const Args &a, std::span<Tensor> outs) { ops::copy_(outs[0], ops::mul(a[0], 2.0)); };
+            r.add("test.twice(Tensor self) -> Tensor", std::move(twice));
+            OpDef plusOne = r.get("test.twice");
+            plusOne.decompose = [](const Args &a) { return TensorList{ops::add(a[0], 1.0)}; };
+            plusOne.cpu = nullptr;
+            r.add("test.plus_one(Tensor self) -> Tensor", std::move(plusOne));
+        }
+        const TensorFn f = [](const TensorList &in) {
+            const Tensor p = callOp1("test.plus_one", {in[0]});
+            return TensorList{ops::mul(callOp1("test.twice", {p}), 3.0)};
+        };
+        CompiledFunction fn = compile(f);
+        Generator gen(12);
+        const Tensor x = randn({5, 9}, gen);
+        std::string why;
+        QVERIFY2(matches(fn({x}).front(), f({x}).front(), why), why.c_str());
+        const std::vector<CompileStage> stages = fn.stages();
+        QVERIFY(stages[0].graphJson.find("\"target\":\"test.plus_one\"") != std::string::npos);
+        QVERIFY(stages[1].graphJson.find("test.plus_one") == std::string::npos); // decomposed
+        const Schedule &s = fn.lastExecutable()->schedule();
+        QVERIFY(std::any_of(s.kernels.begin(), s.kernels.end(), [](const Kernel &k) {
+            return k.kind == KernelKind::Extern && k.anchor->target == "test.twice";
+        }));
     }
 
     void stagesAreRecordedInOrder()
