@@ -23,23 +23,28 @@ extern "C" {
 struct FusescopeKernelAbi {
     void (*parallel_for)(int64_t begin, int64_t end, int64_t grain, void (*fn)(void *ctx, int64_t begin, int64_t end),
                          void *ctx);
+    void (*run_kernel)(void *ctx, int64_t index);
+    void (*kernel_begin)(void *ctx, int64_t index);
+    void (*kernel_end)(void *ctx, int64_t index);
+    void *ctx;
 };
 }
 )";
 
-std::string wrapperLine(const Kernel &k, bool hasCode)
+// One kernel's lines in the wrapper: the runtime's part (extern op, BLAS or
+// convolution anchor) through the ABI, then the generated function.
+std::string wrapperLines(const Kernel &k, size_t index, bool hasCode)
 {
-    std::string line = "    ";
-    if (k.kind == KernelKind::Extern)
-        line += k.anchor->target + "(...)  # extern, eager kernel";
-    else if (k.anchor)
-        line += k.anchor->target + "(...)  # BLAS/eager, then " + (hasCode ? k.name + "(...)" : std::string("no epilogue"));
-    else
-        line += k.name + "(...)";
-    std::string outs;
-    for (const NodeRef &r : k.outputs)
-        outs += (outs.empty() ? "" : ", ") + r.node->name;
-    return line + "  -> " + outs + "\n";
+    const std::string i = std::to_string(index);
+    std::string what = k.kind == KernelKind::Extern ? k.anchor->target + " (eager kernel)"
+        : k.anchor                                  ? k.anchor->target + " then its epilogue"
+                                                    : std::string(kernelKindName(k.kind));
+    std::string s = "    // " + k.name + ": " + what + "\n    abi->kernel_begin(abi->ctx, " + i + ");\n";
+    if (!hasCode || k.anchor)
+        s += "    abi->run_kernel(abi->ctx, " + i + ");\n";
+    if (hasCode)
+        s += "    " + k.name + "(operands[" + i + "], abi);\n";
+    return s + "    abi->kernel_end(abi->ctx, " + i + ");\n";
 }
 
 } // namespace
@@ -49,18 +54,21 @@ GeneratedModule generateModule(const Graph &graph, const Schedule &schedule, Pas
     (void)graph;
     GeneratedModule m;
     m.source = std::string(kPrelude) + "\n" + scalarMathSource() + "\n";
-    m.wrapper = "def call(inputs):\n";
+    m.wrapper = std::string("extern \"C\" void ") + kWrapperSymbol
+        + "(void *const *const *operands, const FusescopeKernelAbi *abi)\n{\n";
     int withCode = 0;
-    for (const Kernel &k : schedule.kernels) {
+    for (size_t i = 0; i < schedule.kernels.size(); ++i) {
+        const Kernel &k = schedule.kernels[i];
         const std::optional<std::string> fn = generateKernel(k);
         m.symbols.push_back(fn ? k.name : std::string());
         if (fn) {
             m.source += "\n" + *fn;
             ++withCode;
         }
-        m.wrapper += wrapperLine(k, fn.has_value());
+        m.wrapper += wrapperLines(k, i, fn.has_value());
     }
-    m.source += "\n/*\n" + m.wrapper + "*/\n";
+    m.wrapper += "}\n";
+    m.source += "\n" + m.wrapper;
     log.push_back(std::to_string(withCode) + " of " + std::to_string(schedule.kernels.size())
                   + " kernels generated, " + std::to_string(m.source.size()) + " bytes of C++");
     return m;

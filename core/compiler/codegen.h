@@ -14,8 +14,10 @@ namespace fusescope::compiler {
 struct GeneratedModule {
     std::string source;              // one translation unit: scalar maths, ABI, every kernel
     std::vector<std::string> symbols; // per kernel: its function name, or "" when it has no code
-    std::string wrapper;             // the order the runtime calls kernels and externs in (for reading)
+    std::string wrapper;             // the wrapper's source: every kernel, extern op and BLAS call in order
 };
+
+inline constexpr const char *kWrapperSymbol = "fusescope_call";
 
 // Kernels of kind Pointwise and Reduction get a function; a Gemm kernel gets
 // one for its epilogue (BLAS or the eager convolution writes the anchor's

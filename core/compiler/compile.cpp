@@ -114,11 +114,14 @@ void loadKernels(Executable &exe, const GeneratedModule &module, const CompileOp
         log.push_back(why);
         return;
     }
-    LoadedModule loaded = loadModule(*tc, module.source, module.symbols, log);
-    for (size_t i = 0; i < loaded.symbols.size(); ++i) {
+    std::vector<std::string> symbols = module.symbols;
+    symbols.push_back(kWrapperSymbol);
+    LoadedModule loaded = loadModule(*tc, module.source, symbols, log);
+    for (size_t i = 0; i + 1 < loaded.symbols.size(); ++i) {
         if (loaded.symbols[i])
             exe.setKernel(i, reinterpret_cast<FusescopeKernelFn>(loaded.symbols[i]));
     }
+    exe.setWrapper(reinterpret_cast<FusescopeCallFn>(loaded.symbols.back()));
     exe.holdLibrary(loaded.handle);
 }
 

@@ -28,7 +28,6 @@ Tensor arenaView(const Tensor &arena, int64_t byteOffset, const TensorMeta &m)
     return Tensor(std::move(impl));
 }
 
-const FusescopeKernelAbi kAbi{&fusescope_parallel_for};
 
 } // namespace
 
@@ -82,6 +81,37 @@ Executable::Executable(Graph graph, Schedule schedule, MemoryPlan plan)
             origins.insert(n->origins.begin(), n->origins.end());
         m_origins.emplace_back(origins.begin(), origins.end());
     }
+    for (size_t i = 0; i < m_schedule.kernels.size(); ++i) {
+        const Kernel &k = m_schedule.kernels[i];
+        m_events.push_back({k.name, m_origins[i], OpCost{0, k.bytesRead, k.bytesWritten}});
+    }
+}
+
+struct Executable::CallContext {
+    const Executable *exe;
+    State *state;
+};
+
+void Executable::runtimePart(void *ctx, int64_t index)
+{
+    auto *c = static_cast<CallContext *>(ctx);
+    const Kernel &k = c->exe->m_schedule.kernels[static_cast<size_t>(index)];
+    if (c->exe->m_code[static_cast<size_t>(index)])
+        c->exe->runAnchor(k, *c->state);
+    else
+        c->exe->interpret(k, *c->state);
+}
+
+void Executable::kernelBegin(void *ctx, int64_t index)
+{
+    if (observers::active())
+        observers::kernelBegin(static_cast<CallContext *>(ctx)->exe->m_events[static_cast<size_t>(index)]);
+}
+
+void Executable::kernelEnd(void *ctx, int64_t index)
+{
+    if (observers::active())
+        observers::kernelEnd(static_cast<CallContext *>(ctx)->exe->m_events[static_cast<size_t>(index)]);
 }
 
 void Executable::setKernel(size_t index, FusescopeKernelFn fn)
@@ -115,8 +145,20 @@ TensorList Executable::run(const TensorList &inputs) const
         slot[static_cast<size_t>(b.value.index)] = b.graphOutput ? Tensor::empty(m.sizes, m.dtype)
                                                                  : arenaView(arena, b.offset, m);
     }
-    for (size_t k = 0; k < m_schedule.kernels.size(); ++k)
-        runKernel(k, state);
+    if (m_wrapper) {
+        std::vector<std::vector<void *>> operands;
+        std::vector<void *const *> tables;
+        for (const Kernel &k : m_schedule.kernels)
+            operands.push_back(operandsOf(k, state));
+        for (const auto &o : operands)
+            tables.push_back(o.data());
+        CallContext ctx{this, &state};
+        const FusescopeKernelAbi abi{&fusescope_parallel_for, &runtimePart, &kernelBegin, &kernelEnd, &ctx};
+        m_wrapper(tables.data(), &abi);
+    } else {
+        for (size_t k = 0; k < m_schedule.kernels.size(); ++k)
+            runKernel(k, state);
+    }
     TensorList outs;
     for (const NodeRef &r : m_graph.outputNode()->inputs())
         outs.push_back(state.valueOf(r));
@@ -126,8 +168,7 @@ TensorList Executable::run(const TensorList &inputs) const
 void Executable::runKernel(size_t index, State &state) const
 {
     const Kernel &k = m_schedule.kernels[index];
-    const KernelEvent event{k.name, m_origins[index], OpCost{0, k.bytesRead, k.bytesWritten}};
-    KernelScope scope(event);
+    KernelScope scope(m_events[index]);
     if (!m_code[index]) {
         interpret(k, state);
         return;
@@ -144,16 +185,25 @@ void Executable::runAnchor(const Kernel &k, State &state) const
     op.cpu(state.argsOf(*k.anchor, {}), outs);
 }
 
-void Executable::runCode(size_t index, State &state) const
+std::vector<void *> Executable::operandsOf(const Kernel &k, const State &state) const
 {
-    const Kernel &k = m_schedule.kernels[index];
     std::vector<void *> operands;
     operands.reserve(k.inputs.size() + k.outputs.size());
-    for (const NodeRef &r : k.inputs)
-        operands.push_back(state.valueOf(r).numel() ? state.valueOf(r).rawData() : nullptr);
-    for (const NodeRef &r : k.outputs)
-        operands.push_back(state.valueOf(r).numel() ? state.valueOf(r).rawData() : nullptr);
-    m_code[index](operands.data(), &kAbi);
+    auto add = [&](const NodeRef &r) {
+        const Tensor t = state.valueOf(r);
+        operands.push_back(t.numel() ? t.rawData() : nullptr);
+    };
+    std::for_each(k.inputs.begin(), k.inputs.end(), add);
+    std::for_each(k.outputs.begin(), k.outputs.end(), add);
+    return operands;
+}
+
+void Executable::runCode(size_t index, State &state) const
+{
+    const std::vector<void *> operands = operandsOf(m_schedule.kernels[index], state);
+    CallContext ctx{this, &state};
+    const FusescopeKernelAbi abi{&fusescope_parallel_for, &runtimePart, &kernelBegin, &kernelEnd, &ctx};
+    m_code[index](operands.data(), &abi);
 }
 
 // Node by node with the eager kernels: values inside the kernel are

@@ -5,6 +5,7 @@
 
 #include "core/compiler/memory_plan.h"
 #include "core/compiler/schedule.h"
+#include "core/runtime/observer.h"
 
 #include <memory>
 
@@ -16,9 +17,17 @@ extern "C" {
 struct FusescopeKernelAbi {
     void (*parallel_for)(int64_t begin, int64_t end, int64_t grain, void (*fn)(void *ctx, int64_t begin, int64_t end),
                          void *ctx);
+    // The part of kernel `index` that is not generated code: an extern op, a
+    // GEMM's BLAS call, or the whole kernel in the interpreter.
+    void (*run_kernel)(void *ctx, int64_t index);
+    void (*kernel_begin)(void *ctx, int64_t index); // for observers
+    void (*kernel_end)(void *ctx, int64_t index);
+    void *ctx;
 };
 // operands: one data pointer per kernel operand (Kernel::inputs, then Kernel::outputs).
 typedef void (*FusescopeKernelFn)(void *const *operands, const FusescopeKernelAbi *abi);
+// The generated wrapper: every kernel in schedule order; operands[k] are kernel k's.
+typedef void (*FusescopeCallFn)(void *const *const *operands, const FusescopeKernelAbi *abi);
 }
 
 class Executable
@@ -28,6 +37,8 @@ public:
 
     // Generated code for kernel `index`; kernels without it are interpreted.
     void setKernel(size_t index, FusescopeKernelFn fn);
+    // The generated wrapper that calls the kernels in order (with generated code only).
+    void setWrapper(FusescopeCallFn fn) { m_wrapper = fn; }
     bool hasCode(size_t index) const;
     // Keeps the loaded library alive as long as this executable.
     void holdLibrary(std::shared_ptr<void> library) { m_library = std::move(library); }
@@ -40,16 +51,23 @@ public:
 
 private:
     struct State;
+    struct CallContext;
     void runKernel(size_t index, State &state) const;
     void interpret(const Kernel &k, State &state) const;
     void runCode(size_t index, State &state) const;
     void runAnchor(const Kernel &k, State &state) const;
+    std::vector<void *> operandsOf(const Kernel &k, const State &state) const;
+    static void runtimePart(void *ctx, int64_t index);
+    static void kernelBegin(void *ctx, int64_t index);
+    static void kernelEnd(void *ctx, int64_t index);
 
     Graph m_graph;
     Schedule m_schedule;
     MemoryPlan m_plan;
     std::vector<FusescopeKernelFn> m_code;
+    FusescopeCallFn m_wrapper = nullptr;
     std::vector<std::vector<int>> m_origins; // per kernel, for the profiler
+    std::vector<KernelEvent> m_events;
     std::shared_ptr<void> m_library;
 };
 
