@@ -248,7 +248,7 @@ void pointwise(const Tensor &out, const std::array<Tensor, NIn> &ins, F f)
     const Geometry<N> g = coalesce<N>(out.sizes(), strides, items);
     using C = compute_t<In>;
     using CO = compute_t<Out>;
-    const bool stream = out.nbytes() >= streamBytes();
+    const bool stream = static_cast<int64_t>(out.nbytes()) >= streamBytes();
     forEach<N>(g, base, [&](const std::array<char *, N> &p, const std::array<int64_t, N> &s, int64_t n) {
         if (stream ? tryContiguous<true, Out, In, N>(p, s, n, f) : tryContiguous<false, Out, In, N>(p, s, n, f))
             return;
