@@ -10,34 +10,9 @@
 #include <cmath>
 
 using namespace fusescope;
-using fusescope::test::withLayout;
+using namespace fusescope::test;
 
 namespace {
-
-Shape parseShape(const QString &text)
-{
-    Shape shape;
-    for (const QString &part : text.split(QLatin1Char(','), Qt::SkipEmptyParts))
-        shape.push_back(part.toLongLong());
-    return shape;
-}
-
-DType parseDt(const QString &name)
-{
-    DType t = DType::F32;
-    if (!parseDType(name.toStdString(), t))
-        qFatal("unknown dtype %s", qPrintable(name));
-    return t;
-}
-
-Tensor normal(const Shape &shape, DType dtype, uint64_t seed, double scale = 1)
-{
-    Generator gen(seed);
-    std::vector<double> values(static_cast<size_t>(numelOf(shape)));
-    for (double &v : values)
-        v = scale * gen.normal();
-    return fromVector(values, shape, dtype);
-}
 
 // Class indices in [0, classes); every `ignoreEvery`-th position (if > 0)
 // holds ignoreIndex instead (1: all of them).
@@ -55,31 +30,10 @@ Tensor classTargets(const Shape &shape, int64_t classes, int ignoreEvery, int64_
     return fromVector(values, shape, dtype);
 }
 
-QString missingOp(const QStringList &names)
-{
-    for (const QString &n : names) {
-        if (!OpRegistry::instance().find(n.toStdString()))
-            return n;
-    }
-    return {};
-}
-
-#define FS_REQUIRE_OPS(...)                                                                                   \
-    do {                                                                                                      \
-        const QString fsMissing_ = missingOp({__VA_ARGS__});                                                  \
-        if (!fsMissing_.isEmpty())                                                                            \
-            QSKIP(qPrintable(fsMissing_ + QStringLiteral(" is not registered yet; the decomposition needs it"))); \
-    } while (false)
-
-Tensor meta(const Shape &shape, DType dtype = DType::F32)
-{
-    return Tensor::empty(shape, dtype, kMeta);
-}
-
 // Tolerances for a loss computed from inputs of dtype t and returned in t.
 double lossTol(DType t)
 {
-    return t == DType::F64 ? 1e-10 : t == DType::F32 ? 2e-5 : 2 * test::rtolFor(t);
+    return t == DType::F64 ? 1e-10 : t == DType::F32 ? 2e-5 : 2 * rtolFor(t);
 }
 
 struct ClassLossCase {
@@ -204,8 +158,8 @@ void TestCoreLoss::mse()
     QFETCH(QString, layout);
     QFETCH(QString, expectedDtype);
     const Shape xs = parseShape(inputShape), ts = parseShape(targetShape);
-    const Tensor x = withLayout(normal(xs, parseDt(dtype), 1, 3), layout);
-    const Tensor t = withLayout(normal(ts, parseDt(targetDtype), 2, 3), layout);
+    const Tensor x = withLayout(normalInput(xs, parseDt(dtype), 1, 3), layout);
+    const Tensor t = withLayout(normalInput(ts, parseDt(targetDtype), 2, 3), layout);
     Shape shape(std::max(xs.size(), ts.size()), 1);
     for (size_t i = 0; i < shape.size(); ++i) {
         const size_t fromEnd = shape.size() - i;
@@ -259,8 +213,8 @@ void TestCoreLoss::mseDecomposition()
     FS_REQUIRE_OPS("aten.sub", "aten.mul", "aten.mean", "aten.sum", "aten.cast");
     const OpDef &op = OpRegistry::instance().get("aten.mse_loss");
     QVERIFY(op.decompose);
-    const Tensor x = withLayout(normal({4, 6}, DType::F32, 3), "transposed");
-    const Tensor t = normal({6}, DType::F32, 4);
+    const Tensor x = withLayout(normalInput({4, 6}, DType::F32, 3), "transposed");
+    const Tensor t = normalInput({6}, DType::F32, 4);
     const Tensor xi = fromVector({1, -2, 3, 4, 0, 7}, {2, 3}, DType::I64);
     for (const char *red : {"mean", "sum", "none"}) {
         for (const auto &[input, target] : {std::pair{x, t}, std::pair{xi, ops::flip(xi, {0})}}) {
@@ -348,11 +302,11 @@ void TestCoreLoss::classLoss()
         ts = xs;
         ts.erase(ts.begin() + 1);
     }
-    const Tensor x = withLayout(normal(xs, dt, 5, ce ? 3 : 1), layout);
+    const Tensor x = withLayout(normalInput(xs, dt, 5, ce ? 3 : 1), layout);
     const Tensor target = classTargets(ts, classes, ignoreEvery, ignoreIndex, parseDt(targetDtype), 6);
     std::optional<Tensor> weight;
     if (weighted)
-        weight = withLayout(ops::abs(normal({classes}, dt, 7)), "sliced");
+        weight = withLayout(ops::abs(normalInput({classes}, dt, 7)), "sliced");
 
     ClassLossCase c{xs, x.toDoubleVector(), target.toDoubleVector(), {}, ignoreIndex, smoothing, ce};
     if (weight)
@@ -449,11 +403,11 @@ void TestCoreLoss::crossEntropyDecomposition()
         ts = xs;
         ts.erase(ts.begin() + 1);
     }
-    const Tensor x = normal(xs, DType::F32, 8, 2);
+    const Tensor x = normalInput(xs, DType::F32, 8, 2);
     const Tensor target = classTargets(ts, classes, ignoreEvery, -100, DType::I64, 9);
     std::optional<Tensor> weight;
     if (weighted)
-        weight = ops::abs(normal({classes}, DType::F32, 10));
+        weight = ops::abs(normalInput({classes}, DType::F32, 10));
     const std::string red = reduction.toStdString();
     const Tensor eager = ops::crossEntropy(x, target, weight, red, -100, smoothing);
     const OpDef &op = OpRegistry::instance().get("aten.cross_entropy");

@@ -10,17 +10,9 @@
 #include <algorithm>
 
 using namespace fusescope;
-using fusescope::test::withLayout;
+using namespace fusescope::test;
 
 namespace {
-
-Shape parseShape(const QString &text)
-{
-    Shape shape;
-    for (const QString &part : text.split(QLatin1Char(','), Qt::SkipEmptyParts))
-        shape.push_back(part.toLongLong());
-    return shape;
-}
 
 std::vector<Shape> parseShapes(const QString &text)
 {
@@ -28,14 +20,6 @@ std::vector<Shape> parseShapes(const QString &text)
     for (const QString &part : text.split(QLatin1Char('|')))
         shapes.push_back(parseShape(part));
     return shapes;
-}
-
-DType parseDt(const QString &name)
-{
-    DType t = DType::F32;
-    if (!parseDType(name.toStdString(), t))
-        qFatal("unknown dtype %s", qPrintable(name));
-    return t;
 }
 
 // Small multiples of 1/4 (integers for integer dtypes, 0/1 for bool): every
@@ -84,32 +68,10 @@ int64_t wrap(int64_t dim, int64_t rank)
     return dim < 0 ? dim + rank : dim;
 }
 
-// Every op that uses `names` is registered, or the name of the first one missing.
-QString missingOp(const QStringList &names)
-{
-    for (const QString &n : names) {
-        if (!OpRegistry::instance().find(n.toStdString()))
-            return n;
-    }
-    return {};
-}
-
-#define FS_REQUIRE_OPS(...)                                                                                   \
-    do {                                                                                                      \
-        const QString fsMissing_ = missingOp({__VA_ARGS__});                                                  \
-        if (!fsMissing_.isEmpty())                                                                            \
-            QSKIP(qPrintable(fsMissing_ + QStringLiteral(" is not registered yet; the decomposition needs it"))); \
-    } while (false)
-
 void compareExactly(const Tensor &got, const Tensor &expected)
 {
     FS_COMPARE_VALUES(got, expected.sizes(), expected.toDoubleVector(), 0, 0);
     QCOMPARE(got.dtype(), expected.dtype());
-}
-
-Tensor meta(const Shape &shape, DType dtype = DType::F32)
-{
-    return Tensor::empty(shape, dtype, kMeta);
 }
 
 } // namespace

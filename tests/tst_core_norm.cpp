@@ -16,16 +16,6 @@ namespace {
 
 const double kInf = std::numeric_limits<double>::infinity();
 
-// randn * scale + shift, rounded to `dtype` so the reference sees what the kernel sees.
-Tensor input(const Shape &shape, DType dtype, uint64_t seed, double scale = 1, double shift = 0)
-{
-    Generator gen(seed);
-    std::vector<double> v = randn(shape, gen, DType::F64).toDoubleVector();
-    for (double &e : v)
-        e = e * scale + shift;
-    return fromVector(v, shape, dtype);
-}
-
 // Positive values in [0.5, 1.5): variances.
 Tensor positive(const Shape &shape, DType dtype, uint64_t seed)
 {
@@ -262,11 +252,6 @@ Tensor floatMask(const Shape &shape, DType dtype, uint64_t seed)
     return fromVector(v, shape, dtype);
 }
 
-Tensor meta(const Shape &shape, DType dtype = DType::F32)
-{
-    return Tensor::empty(shape, dtype, kMeta);
-}
-
 using Thunk = std::function<Tensor()>;
 
 } // namespace
@@ -354,7 +339,7 @@ void TestCoreNorm::softmax()
     QFETCH(int, dtype);
     QFETCH(bool, log);
     const DType t = DType(dtype);
-    const Tensor x = input(shape, t, 11, 3);
+    const Tensor x = normalInput(shape, t, 11, 3);
     const Tensor y = log ? ops::logSoftmax(withLayout(x, layout), dim) : ops::softmax(withLayout(x, layout), dim);
     QCOMPARE(int(y.dtype()), dtype);
     FS_COMPARE_VALUES(y, shape, refSoftmax(x, dim, log), rtolOf(t), atolFor(t));
@@ -412,9 +397,9 @@ void TestCoreNorm::layerNorm()
     QFETCH(int, dtype);
     const DType t = DType(dtype);
     const Shape normalized(shape.end() - normalizedDims, shape.end());
-    const Tensor x = input(shape, t, 21, 2, shift);
-    const auto w = maybe(withWeight, input(normalized, t, 22));
-    const auto b = maybe(withBias, input(normalized, t, 23));
+    const Tensor x = normalInput(shape, t, 21, 2, shift);
+    const auto w = maybe(withWeight, normalInput(normalized, t, 22));
+    const auto b = maybe(withBias, normalInput(normalized, t, 23));
     const Tensor y = ops::layerNorm(withLayout(x, layout), normalized, w, b, eps);
     QCOMPARE(int(y.dtype()), dtype);
     const auto expected = refRowNorm(x, product(normalized, 0, normalized.size()), valuesOr(w), valuesOr(b), eps, false);
@@ -463,8 +448,8 @@ void TestCoreNorm::rmsNorm()
     QFETCH(int, dtype);
     const DType t = DType(dtype);
     const Shape normalized(shape.end() - normalizedDims, shape.end());
-    const Tensor x = input(shape, t, 31, scale);
-    const auto w = maybe(withWeight, input(normalized, t, 32));
+    const Tensor x = normalInput(shape, t, 31, scale);
+    const auto w = maybe(withWeight, normalInput(normalized, t, 32));
     const std::optional<double> epsArg = std::isnan(eps) ? std::nullopt : std::optional<double>(eps);
     const double refEps = epsArg ? eps
         : t == DType::F64        ? std::numeric_limits<double>::epsilon()
@@ -510,9 +495,9 @@ void TestCoreNorm::groupNorm()
     QFETCH(QString, layout);
     QFETCH(int, dtype);
     const DType t = DType(dtype);
-    const Tensor x = input(shape, t, 41, 2, 0.5);
-    const auto w = maybe(withWeight, input({shape[1]}, t, 42));
-    const auto b = maybe(withBias, input({shape[1]}, t, 43));
+    const Tensor x = normalInput(shape, t, 41, 2, 0.5);
+    const auto w = maybe(withWeight, normalInput({shape[1]}, t, 42));
+    const auto b = maybe(withBias, normalInput({shape[1]}, t, 43));
     const Tensor y = ops::groupNorm(withLayout(x, layout), groups, w, b, 1e-5);
     QCOMPARE(int(y.dtype()), dtype);
     FS_COMPARE_VALUES(y, shape, refGroupNorm(x, groups, valuesOr(w), valuesOr(b), 1e-5), rtolOf(t), atolFor(t));
@@ -549,10 +534,10 @@ void TestCoreNorm::batchNorm()
     QFETCH(QString, layout);
     QFETCH(int, dtype);
     const DType t = DType(dtype);
-    const Tensor x = input(shape, t, 51, 2);
-    const Tensor mean = input({shape[1]}, t, 52), var = positive({shape[1]}, t, 53);
-    const auto w = maybe(withWeight, input({shape[1]}, t, 54));
-    const auto b = maybe(withBias, input({shape[1]}, t, 55));
+    const Tensor x = normalInput(shape, t, 51, 2);
+    const Tensor mean = normalInput({shape[1]}, t, 52), var = positive({shape[1]}, t, 53);
+    const auto w = maybe(withWeight, normalInput({shape[1]}, t, 54));
+    const auto b = maybe(withBias, normalInput({shape[1]}, t, 55));
     const Tensor y = ops::batchNorm(withLayout(x, layout), mean, var, w, b, 1e-5);
     QCOMPARE(int(y.dtype()), dtype);
     FS_COMPARE_VALUES(y, shape, refBatchNorm(x, mean, var, valuesOr(w), valuesOr(b), 1e-5), rtolOf(t), atolFor(t));
@@ -642,7 +627,8 @@ void TestCoreNorm::attention()
     QFETCH(QString, layout);
     QFETCH(int, dtype);
     const DType t = DType(dtype);
-    AttnCase c{input(qShape, t, 61), input(kShape, t, 62), input(vShape, t, 63), std::nullopt, causal, std::nullopt};
+    AttnCase c{normalInput(qShape, t, 61), normalInput(kShape, t, 62), normalInput(vShape, t, 63), std::nullopt,
+               causal, std::nullopt};
     if (mask == QLatin1String("bool"))
         c.mask = boolMask(maskShape, 64);
     else if (mask == QLatin1String("float"))
@@ -661,8 +647,8 @@ void TestCoreNorm::attention()
 void TestCoreNorm::attentionFullyMaskedRows()
 {
     // Rows with nothing to attend to give 0, as PyTorch's _safe_softmax; the others are unaffected.
-    AttnCase c{input({2, 3, 4}, DType::F32, 71), input({2, 5, 4}, DType::F32, 72), input({2, 5, 3}, DType::F32, 73),
-               std::nullopt, false, std::nullopt};
+    AttnCase c{normalInput({2, 3, 4}, DType::F32, 71), normalInput({2, 5, 4}, DType::F32, 72),
+               normalInput({2, 5, 3}, DType::F32, 73), std::nullopt, false, std::nullopt};
     std::vector<double> keep(2 * 3 * 5, 1);
     for (size_t j = 0; j < 5; ++j)
         keep[5 + j] = 0; // batch 0, row 1
@@ -821,60 +807,64 @@ void TestCoreNorm::decompositions_data()
     const DType f32 = DType::F32, f16 = DType::F16, bf16 = DType::BF16;
     auto row = [](const char *name, const char *op, const Args &args, const QStringList &needs, double rtol,
                   double atol) { QTest::newRow(name) << QString::fromLatin1(op) << args << needs << rtol << atol; };
-    row("softmax last dim", "aten.softmax", {input({6, 33}, f32, 81, 3), int64_t(-1)}, softmaxOps, 1e-5, 1e-7);
-    row("softmax dim 0, transposed", "aten.softmax", {withLayout(input({6, 33}, f32, 82), "transposed"), int64_t(0)},
-        softmaxOps, 1e-5, 1e-7);
-    row("log_softmax", "aten.log_softmax", {input({4, 5, 6}, f32, 83, 3), int64_t(1)}, softmaxOps, 1e-5, 1e-6);
-    row("softmax f16", "aten.softmax", {input({4, 30}, f16, 84), int64_t(-1)}, softmaxOps, 2e-3, 1e-3);
+    row("softmax last dim", "aten.softmax", {normalInput({6, 33}, f32, 81, 3), int64_t(-1)}, softmaxOps, 1e-5, 1e-7);
+    row("softmax dim 0, transposed", "aten.softmax",
+        {withLayout(normalInput({6, 33}, f32, 82), "transposed"), int64_t(0)}, softmaxOps, 1e-5, 1e-7);
+    row("log_softmax", "aten.log_softmax", {normalInput({4, 5, 6}, f32, 83, 3), int64_t(1)}, softmaxOps, 1e-5, 1e-6);
+    row("softmax f16", "aten.softmax", {normalInput({4, 30}, f16, 84), int64_t(-1)}, softmaxOps, 2e-3, 1e-3);
     row("layer_norm affine", "aten.layer_norm",
-        {input({4, 5, 6}, f32, 85), IntList{5, 6}, input({5, 6}, f32, 86), input({5, 6}, f32, 87), 1e-5}, normOps,
-        1e-4, 1e-5);
-    row("layer_norm plain", "aten.layer_norm", {input({4, 10}, f32, 88), IntList{10}, Value(), Value(), 1e-3},
+        {normalInput({4, 5, 6}, f32, 85), IntList{5, 6}, normalInput({5, 6}, f32, 86), normalInput({5, 6}, f32, 87),
+         1e-5},
+        normOps, 1e-4, 1e-5);
+    row("layer_norm plain", "aten.layer_norm", {normalInput({4, 10}, f32, 88), IntList{10}, Value(), Value(), 1e-3},
         normOps, 1e-4, 1e-5);
     row("layer_norm bf16", "aten.layer_norm",
-        {input({4, 10}, bf16, 89), IntList{10}, input({10}, bf16, 90), input({10}, bf16, 91), 1e-5}, normOps, 1.6e-2,
-        2e-2);
-    row("rms_norm default eps", "aten.rms_norm", {input({4, 16}, f32, 92, 1e-3), IntList{16}, input({16}, f32, 93),
-                                                  Value()}, normOps, 1e-4, 1e-5);
-    row("rms_norm f16", "aten.rms_norm", {input({4, 16}, f16, 94), IntList{16}, input({16}, f16, 95), 1e-6}, normOps,
-        2e-3, 2e-3);
+        {normalInput({4, 10}, bf16, 89), IntList{10}, normalInput({10}, bf16, 90), normalInput({10}, bf16, 91), 1e-5},
+        normOps, 1.6e-2, 2e-2);
+    row("rms_norm default eps", "aten.rms_norm",
+        {normalInput({4, 16}, f32, 92, 1e-3), IntList{16}, normalInput({16}, f32, 93), Value()}, normOps, 1e-4, 1e-5);
+    row("rms_norm f16", "aten.rms_norm",
+        {normalInput({4, 16}, f16, 94), IntList{16}, normalInput({16}, f16, 95), 1e-6}, normOps, 2e-3, 2e-3);
     row("group_norm affine", "aten.group_norm",
-        {input({2, 6, 3, 3}, f32, 96), int64_t(3), input({6}, f32, 97), input({6}, f32, 98), 1e-5}, normOps, 1e-4,
-        1e-5);
-    row("group_norm plain", "aten.group_norm", {input({3, 4}, f32, 99), int64_t(2), Value(), Value(), 1e-5},
+        {normalInput({2, 6, 3, 3}, f32, 96), int64_t(3), normalInput({6}, f32, 97), normalInput({6}, f32, 98), 1e-5},
+        normOps, 1e-4, 1e-5);
+    row("group_norm plain", "aten.group_norm", {normalInput({3, 4}, f32, 99), int64_t(2), Value(), Value(), 1e-5},
         normOps, 1e-4, 1e-5);
     row("batch_norm affine", "aten.batch_norm",
-        {input({2, 3, 4, 4}, f32, 100), input({3}, f32, 101), positive({3}, f32, 102), input({3}, f32, 103),
-         input({3}, f32, 104), 1e-5},
+        {normalInput({2, 3, 4, 4}, f32, 100), normalInput({3}, f32, 101), positive({3}, f32, 102),
+         normalInput({3}, f32, 103), normalInput({3}, f32, 104), 1e-5},
         normOps, 1e-5, 1e-6);
     row("batch_norm [N, C]", "aten.batch_norm",
-        {input({5, 3}, f32, 105), input({3}, f32, 106), positive({3}, f32, 107), Value(), Value(), 1e-5}, normOps,
-        1e-5, 1e-6);
+        {normalInput({5, 3}, f32, 105), normalInput({3}, f32, 106), positive({3}, f32, 107), Value(), Value(), 1e-5},
+        normOps, 1e-5, 1e-6);
     row("sdpa plain", "aten.scaled_dot_product_attention",
-        {input({2, 3, 5, 8}, f32, 108), input({2, 3, 7, 8}, f32, 109), input({2, 3, 7, 4}, f32, 110), Value(), false,
-         Value()},
+        {normalInput({2, 3, 5, 8}, f32, 108), normalInput({2, 3, 7, 8}, f32, 109), normalInput({2, 3, 7, 4}, f32, 110),
+         Value(), false, Value()},
         attnOps, 1e-4, 1e-6);
     row("sdpa causal, L != S", "aten.scaled_dot_product_attention",
-        {input({2, 6, 8}, f32, 111), input({2, 4, 8}, f32, 112), input({2, 4, 4}, f32, 113), Value(), true, 0.5},
+        {normalInput({2, 6, 8}, f32, 111), normalInput({2, 4, 8}, f32, 112), normalInput({2, 4, 4}, f32, 113), Value(),
+         true, 0.5},
         attnOps, 1e-4, 1e-6);
     Tensor keep = boolMask({2, 5, 7}, 114);
     ops::copy_(keep.select(0, 1).select(0, 2), zeros({7}, DType::Bool)); // a fully masked row
     row("sdpa bool mask", "aten.scaled_dot_product_attention",
-        {input({2, 5, 8}, f32, 115), input({2, 7, 8}, f32, 116), input({2, 7, 4}, f32, 117), keep, false, Value()},
+        {normalInput({2, 5, 8}, f32, 115), normalInput({2, 7, 8}, f32, 116), normalInput({2, 7, 4}, f32, 117), keep,
+         false, Value()},
         attnOps, 1e-4, 1e-6);
     row("sdpa float mask", "aten.scaled_dot_product_attention",
-        {input({2, 5, 8}, f32, 118), input({2, 7, 8}, f32, 119), input({2, 7, 4}, f32, 120),
+        {normalInput({2, 5, 8}, f32, 118), normalInput({2, 7, 8}, f32, 119), normalInput({2, 7, 4}, f32, 120),
          floatMask({5, 7}, f32, 121), false, Value()},
         attnOps, 1e-4, 1e-6);
     row("sdpa mask over v's batch", "aten.scaled_dot_product_attention",
-        {input({5, 8}, f32, 122), input({7, 8}, f32, 123), input({3, 7, 4}, f32, 124), boolMask({3, 5, 7}, 125),
-         false, Value()},
+        {normalInput({5, 8}, f32, 122), normalInput({7, 8}, f32, 123), normalInput({3, 7, 4}, f32, 124),
+         boolMask({3, 5, 7}, 125), false, Value()},
         attnOps, 1e-4, 1e-6);
     row("sdpa empty embedding", "aten.scaled_dot_product_attention",
-        {zeros({2, 3, 0}), zeros({2, 4, 0}), input({2, 4, 5}, f32, 129), Value(), false, Value()}, attnOps, 1e-5,
+        {zeros({2, 3, 0}), zeros({2, 4, 0}), normalInput({2, 4, 5}, f32, 129), Value(), false, Value()}, attnOps, 1e-5,
         1e-6);
     row("sdpa f16", "aten.scaled_dot_product_attention",
-        {input({2, 5, 8}, f16, 126), input({2, 7, 8}, f16, 127), input({2, 7, 4}, f16, 128), Value(), true, Value()},
+        {normalInput({2, 5, 8}, f16, 126), normalInput({2, 7, 8}, f16, 127), normalInput({2, 7, 4}, f16, 128), Value(),
+         true, Value()},
         attnOps, 2e-3, 2e-3);
 }
 
@@ -885,10 +875,9 @@ void TestCoreNorm::decompositions()
     QFETCH(QStringList, needs);
     QFETCH(double, rtol);
     QFETCH(double, atol);
-    for (const QString &name : needs) {
-        if (!OpRegistry::instance().find(name.toStdString()))
-            QSKIP(qPrintable(name + QStringLiteral(" is not registered yet, so the decomposition cannot run")));
-    }
+    const QString missing = missingOp(needs);
+    QVERIFY2(missing.isEmpty(), qPrintable(missing + QStringLiteral(" is not registered; the decomposition of ") + op
+                                           + QStringLiteral(" needs it")));
     const OpDef &def = OpRegistry::instance().get(op.toStdString());
     QVERIFY(def.decompose);
     QVERIFY(def.kind == OpKind::Composite);

@@ -282,11 +282,6 @@ const QStringList &layouts()
     return list;
 }
 
-Tensor metaOf(const Shape &shape, DType dtype = DType::F32)
-{
-    return Tensor::empty(shape, dtype, kMeta);
-}
-
 } // namespace
 
 class TestReduction : public QObject
@@ -674,7 +669,7 @@ private slots:
         for (DType t : {DType::F32, DType::F16, DType::I32}) {
             if (floatOnly(op) && !isFloating(t))
                 continue;
-            const Tensor y = callReduce(op, metaOf({2, 4, 3}, t), dims, keepdim);
+            const Tensor y = callReduce(op, test::meta({2, 4, 3}, t), dims, keepdim);
             QVERIFY(y.isMeta());
             QCOMPARE(y.sizes(), expectedShape);
             QCOMPARE(dtypeName(y.dtype()), dtypeName(expectedDType(op, t)));
@@ -683,7 +678,7 @@ private slots:
 
     void metaOthers()
     {
-        const Tensor x = metaOf({2, 4, 3}, DType::BF16);
+        const Tensor x = test::meta({2, 4, 3}, DType::BF16);
         const auto [v, i] = ops::max(x, 1, true);
         QVERIFY(v.isMeta() && i.isMeta());
         QCOMPARE(v.sizes(), (Shape{2, 1, 3}));
@@ -693,11 +688,11 @@ private slots:
         QCOMPARE(ops::argmax(x, std::nullopt, true).sizes(), (Shape{1, 1, 1}));
         QCOMPARE(ops::argmax(x, -1).sizes(), (Shape{2, 4}));
         QCOMPARE(ops::max(x).sizes(), Shape{});
-        QCOMPARE(ops::cumsum(metaOf({2, 4}, DType::Bool), 1).dtype(), DType::I64);
-        QCOMPARE(ops::cumsum(metaOf({2, 4}), 1).sizes(), (Shape{2, 4}));
-        QCOMPARE(ops::sum(metaOf({0, 5}), {0}).sizes(), Shape{5});
-        FS_EXPECT_ERROR(ops::amax(metaOf({0, 5}), {0}), "aten.amax: cannot reduce over a zero-size dimension");
-        FS_EXPECT_ERROR(ops::mean(metaOf({2}, DType::I64)), "aten.mean: expected a floating-point");
+        QCOMPARE(ops::cumsum(test::meta({2, 4}, DType::Bool), 1).dtype(), DType::I64);
+        QCOMPARE(ops::cumsum(test::meta({2, 4}), 1).sizes(), (Shape{2, 4}));
+        QCOMPARE(ops::sum(test::meta({0, 5}), {0}).sizes(), Shape{5});
+        FS_EXPECT_ERROR(ops::amax(test::meta({0, 5}), {0}), "aten.amax: cannot reduce over a zero-size dimension");
+        FS_EXPECT_ERROR(ops::mean(test::meta({2}, DType::I64)), "aten.mean: expected a floating-point");
     }
 
     void errors()
@@ -781,7 +776,7 @@ private slots:
         const TensorList out = def.decompose(argsFor(x));
         QCOMPARE(out.size(), size_t(1));
         FS_COMPARE_VALUES(out[0], reducedShape(x.sizes(), reducedMask(x.sizes(), dims), keepdim), expected, 1e-5, 1e-5);
-        const TensorList meta = def.decompose(argsFor(metaOf({3, 4, 5})));
+        const TensorList meta = def.decompose(argsFor(test::meta({3, 4, 5})));
         QVERIFY(meta[0].isMeta());
         QCOMPARE(meta[0].sizes(), out[0].sizes());
         QCOMPARE(meta[0].dtype(), DType::F32);
