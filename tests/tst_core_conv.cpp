@@ -16,15 +16,7 @@ namespace {
 
 Tensor input(const Shape &shape, DType dtype, uint64_t seed)
 {
-    Generator gen(seed);
-    if (isIntegral(dtype))
-        return randint(-50, 50, shape, gen, dtype);
-    return randn(shape, gen, dtype);
-}
-
-Tensor meta(const Shape &shape, DType dtype = DType::F32)
-{
-    return Tensor::empty(shape, dtype, kMeta);
+    return randomInput(shape, dtype, seed, -50, 50);
 }
 
 // NCHW sizes of an input; a 3-D [C,H,W] is a batch of one.
@@ -212,11 +204,6 @@ double atolFor(DType t)
     }
 }
 
-double rtolOf(DType t)
-{
-    return isIntegral(t) ? 0 : rtolFor(t);
-}
-
 } // namespace
 
 Q_DECLARE_METATYPE(ConvCase)
@@ -283,7 +270,7 @@ private slots:
             refConv(x, w, bias ? bias->toDoubleVector() : std::vector<double>(), c, shape);
         const Tensor y = ops::conv2d(x, w, bias, c.stride, c.padding, c.dilation, c.groups);
         QCOMPARE(int(y.dtype()), dtype);
-        FS_COMPARE_VALUES(y, shape, expected, rtolOf(t), atolFor(t));
+        FS_COMPARE_VALUES(y, shape, expected, rtolOrExact(t), atolFor(t));
         const std::optional<Tensor> metaBias = c.bias ? std::optional(meta({c.w[0]}, t)) : std::nullopt;
         const Tensor m = ops::conv2d(meta(c.x, t), meta(c.w, t), metaBias, c.stride, c.padding, c.dilation, c.groups);
         QVERIFY(m.isMeta());
@@ -344,7 +331,7 @@ private slots:
             return;
         const std::vector<double> avgExpected = refPool(Pool::Avg, x, c, shape);
         FS_COMPARE_VALUES(ops::avgPool2d(x, c.kernel, c.stride, c.padding, c.ceilMode, c.countIncludePad), shape,
-                          avgExpected, rtolOf(t), atolFor(t));
+                          avgExpected, rtolOrExact(t), atolFor(t));
         QCOMPARE(ops::avgPool2d(meta(c.x, t), c.kernel, c.stride, c.padding, c.ceilMode, c.countIncludePad).sizes(),
                  shape);
     }
@@ -402,7 +389,7 @@ private slots:
         const int64_t oh = size[0], ow = size.size() > 1 ? size[1] : size[0];
         Shape expectedShape;
         const std::vector<double> expected = refAdaptive(x, oh, ow, expectedShape);
-        FS_COMPARE_VALUES(ops::adaptiveAvgPool2d(x, size), expectedShape, expected, rtolOf(t), atolFor(t));
+        FS_COMPARE_VALUES(ops::adaptiveAvgPool2d(x, size), expectedShape, expected, rtolOrExact(t), atolFor(t));
         QCOMPARE(ops::adaptiveAvgPool2d(meta(shape, t), size).sizes(), expectedShape);
     }
 
@@ -441,7 +428,7 @@ private slots:
         Shape expectedShape;
         const std::vector<double> expected = refUpsample(x, size[0], size[1], bilinear, alignCorners, expectedShape);
         const Tensor y = ops::upsample2d(x, size, mode.toStdString(), alignCorners);
-        FS_COMPARE_VALUES(y, expectedShape, expected, rtolOf(t), bilinear ? atolFor(t) : 0);
+        FS_COMPARE_VALUES(y, expectedShape, expected, rtolOrExact(t), bilinear ? atolFor(t) : 0);
         QCOMPARE(ops::upsample2d(meta(shape, t), size, mode.toStdString(), alignCorners).sizes(), expectedShape);
     }
 
@@ -460,17 +447,13 @@ private slots:
     // Which kernel ran shows in the profiler.
     void kernelEvents()
     {
-        struct Names : Observer {
-            std::vector<std::string> names;
-            void kernelBegin(const KernelEvent &e) override { names.emplace_back(e.name); }
-        } observer;
-        observers::add(&observer);
         const Tensor x = zeros({1, 4, 6, 6});
-        ops::conv2d(x, zeros({4, 1, 3, 3}), std::nullopt, {1, 1}, {0, 0}, {1, 1}, 4);
-        ops::conv2d(x, zeros({2, 4, 1, 1}));
-        ops::conv2d(x, zeros({2, 4, 3, 3}));
-        observers::remove(&observer);
-        QCOMPARE(observer.names,
+        const std::vector<std::string> ran = kernelsDuring([&] {
+            ops::conv2d(x, zeros({4, 1, 3, 3}), std::nullopt, {1, 1}, {0, 0}, {1, 1}, 4);
+            ops::conv2d(x, zeros({2, 4, 1, 1}));
+            ops::conv2d(x, zeros({2, 4, 3, 3}));
+        });
+        QCOMPARE(ran,
                  (std::vector<std::string>{"conv2d_depthwise", "conv2d_1x1_gemm", "conv2d_im2col_gemm"}));
     }
 

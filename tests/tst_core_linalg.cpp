@@ -17,10 +17,7 @@ namespace {
 // Values exactly representable in `dtype`, so the reference sees what the kernel sees.
 Tensor input(const Shape &shape, DType dtype, uint64_t seed)
 {
-    Generator gen(seed);
-    if (isIntegral(dtype))
-        return randint(-4, 5, shape, gen, dtype);
-    return randn(shape, gen, dtype);
+    return randomInput(shape, dtype, seed, -4, 5);
 }
 
 // The matrices of a (promoted) operand, right-aligned against `batch`.
@@ -98,33 +95,10 @@ double atolFor(DType t)
     }
 }
 
-double rtolOf(DType t)
-{
-    return isIntegral(t) ? 0 : rtolFor(t);
-}
-
 // A [rows, cols] matrix whose rows all alias one row (row stride 0).
 Tensor rowBroadcast(const Tensor &row, int64_t rows)
 {
     return row.expand({rows, row.size(-1)});
-}
-
-Tensor meta(const Shape &shape, DType dtype = DType::F32)
-{
-    return Tensor::empty(shape, dtype, kMeta);
-}
-
-// Names of the kernels reported to observers while fn runs.
-std::vector<std::string> kernelsDuring(const std::function<void()> &fn)
-{
-    struct Names : Observer {
-        std::vector<std::string> names;
-        void kernelBegin(const KernelEvent &e) override { names.emplace_back(e.name); }
-    } observer;
-    observers::add(&observer);
-    fn();
-    observers::remove(&observer);
-    return observer.names;
 }
 
 int64_t allocationsDuring(const std::function<void()> &fn)
@@ -179,10 +153,10 @@ private slots:
         const std::vector<double> expected = refMatmul(a, b, expectedShape);
         const Tensor y = ops::matmul(a, b);
         QCOMPARE(int(y.dtype()), dtype);
-        FS_COMPARE_VALUES(y, expectedShape, expected, rtolOf(t), atolFor(t));
+        FS_COMPARE_VALUES(y, expectedShape, expected, rtolOrExact(t), atolFor(t));
         // The compiler's decomposition (mm / bmm / reshape / expand) agrees.
         const TensorList d = OpRegistry::instance().get("aten.matmul").decompose({a, b});
-        FS_COMPARE_VALUES(d[0], expectedShape, expected, rtolOf(t), atolFor(t));
+        FS_COMPARE_VALUES(d[0], expectedShape, expected, rtolOrExact(t), atolFor(t));
         const Tensor m = ops::matmul(meta(shapeA, t), meta(shapeB, t));
         QVERIFY(m.isMeta());
         QCOMPARE(m.sizes(), expectedShape);
@@ -218,7 +192,7 @@ private slots:
         const Tensor a = operand({13, 21}, layoutA, 3), b = operand({21, 17}, layoutB, 4);
         Shape shape;
         const std::vector<double> expected = refMatmul(a, b, shape);
-        FS_COMPARE_VALUES(ops::mm(a, b), shape, expected, rtolOf(t), atolFor(t));
+        FS_COMPARE_VALUES(ops::mm(a, b), shape, expected, rtolOrExact(t), atolFor(t));
     }
 
     // Contiguous and simply transposed operands go to BLAS in place: the
@@ -269,7 +243,7 @@ private slots:
         const Tensor a = withLayout(input(shapeA, t, 8), layout), b = withLayout(input(shapeB, t, 9), layout);
         Shape shape;
         const std::vector<double> expected = refMatmul(a, b, shape);
-        FS_COMPARE_VALUES(ops::bmm(a, b), shape, expected, rtolOf(t), atolFor(t));
+        FS_COMPARE_VALUES(ops::bmm(a, b), shape, expected, rtolOrExact(t), atolFor(t));
     }
 
     void addmm_data()
@@ -313,9 +287,9 @@ private slots:
             expected[i] = alpha * expected[i] + (beta == 0 ? 0 : beta * selfValue);
         }
         const double atol = atolFor(t) * 4;
-        FS_COMPARE_VALUES(ops::addmm(self, a, b, beta, alpha), shape, expected, rtolOf(t), atol);
+        FS_COMPARE_VALUES(ops::addmm(self, a, b, beta, alpha), shape, expected, rtolOrExact(t), atol);
         const TensorList d = OpRegistry::instance().get("aten.addmm").decompose({self, a, b, beta, alpha});
-        FS_COMPARE_VALUES(d[0], shape, expected, rtolOf(t), atol);
+        FS_COMPARE_VALUES(d[0], shape, expected, rtolOrExact(t), atol);
         QCOMPARE(ops::addmm(meta(selfShape, t), meta({3, 7}, t), meta({7, 5}, t), beta, alpha).sizes(), shape);
     }
 
@@ -357,9 +331,9 @@ private slots:
             for (size_t i = 0; i < expected.size(); ++i)
                 expected[i] += bv[i % 5];
         }
-        FS_COMPARE_VALUES(ops::linear(x, w, bias), shape, expected, rtolOf(t), atolFor(t) * 4);
+        FS_COMPARE_VALUES(ops::linear(x, w, bias), shape, expected, rtolOrExact(t), atolFor(t) * 4);
         const TensorList d = OpRegistry::instance().get("aten.linear").decompose({x, w, Value(bias)});
-        FS_COMPARE_VALUES(d[0], shape, expected, rtolOf(t), atolFor(t) * 4);
+        FS_COMPARE_VALUES(d[0], shape, expected, rtolOrExact(t), atolFor(t) * 4);
         QCOMPARE(ops::linear(meta(xShape, t), meta({5, 8}, t), std::nullopt).sizes(), shape);
         const TensorList dm = OpRegistry::instance().get("aten.linear").decompose({meta(xShape, t), meta({5, 8}, t),
                                                                                    Value(meta({5}, t))});
