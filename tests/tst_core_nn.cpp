@@ -14,86 +14,6 @@ namespace {
 
 using Values = std::vector<double>;
 
-Tensor randomTensor(const Shape &shape, uint64_t seed, double scale = 1)
-{
-    Generator g(seed);
-    Tensor t = randn(shape, g);
-    float *p = t.data<float>();
-    for (int64_t i = 0; i < t.numel(); ++i)
-        p[i] = static_cast<float>(p[i] * scale);
-    return t;
-}
-
-// y[r, o] = sum_i x[r, i] w[o, i] + b[o]
-Values linearRef(const Values &x, int64_t in, const Values &w, const Values &b)
-{
-    const int64_t rows = in == 0 ? 0 : static_cast<int64_t>(x.size()) / in;
-    const int64_t out = b.empty() ? (in == 0 ? 0 : static_cast<int64_t>(w.size()) / in) : int64_t(b.size());
-    Values y(static_cast<size_t>(rows * out));
-    for (int64_t r = 0; r < rows; ++r) {
-        for (int64_t o = 0; o < out; ++o) {
-            double acc = b.empty() ? 0 : b[size_t(o)];
-            for (int64_t i = 0; i < in; ++i)
-                acc += x[size_t(r * in + i)] * w[size_t(o * in + i)];
-            y[size_t(r * out + o)] = acc;
-        }
-    }
-    return y;
-}
-
-struct ConvGeometry {
-    int64_t n, c, h, w, o, kh, kw, stride, pad, dil, groups;
-    int64_t outH() const { return (h + 2 * pad - dil * (kh - 1) - 1) / stride + 1; }
-    int64_t outW() const { return (w + 2 * pad - dil * (kw - 1) - 1) / stride + 1; }
-};
-
-Values conv2dRef(const Values &x, const Values &wt, const Values &b, const ConvGeometry &g)
-{
-    const int64_t oh = g.outH(), ow = g.outW(), cg = g.c / g.groups, og = g.o / g.groups;
-    Values y;
-    for (int64_t n = 0; n < g.n; ++n)
-        for (int64_t o = 0; o < g.o; ++o)
-            for (int64_t i = 0; i < oh; ++i)
-                for (int64_t j = 0; j < ow; ++j) {
-                    double acc = b.empty() ? 0 : b[size_t(o)];
-                    const int64_t group = o / og;
-                    for (int64_t c = 0; c < cg; ++c)
-                        for (int64_t ki = 0; ki < g.kh; ++ki)
-                            for (int64_t kj = 0; kj < g.kw; ++kj) {
-                                const int64_t yi = i * g.stride - g.pad + ki * g.dil;
-                                const int64_t xj = j * g.stride - g.pad + kj * g.dil;
-                                if (yi < 0 || yi >= g.h || xj < 0 || xj >= g.w)
-                                    continue;
-                                const int64_t ci = group * cg + c;
-                                acc += x[size_t(((n * g.c + ci) * g.h + yi) * g.w + xj)]
-                                    * wt[size_t(((o * cg + c) * g.kh + ki) * g.kw + kj)];
-                            }
-                    y.push_back(acc);
-                }
-    return y;
-}
-
-// Normalizes each run of `width` values: (x - mean) / sqrt(var + eps) * w + b.
-Values layerNormRef(const Values &x, int64_t width, const Values &w, const Values &b, double eps)
-{
-    Values y(x.size());
-    for (size_t r = 0; width > 0 && r < x.size() / size_t(width); ++r) {
-        double mean = 0, var = 0;
-        for (int64_t i = 0; i < width; ++i)
-            mean += x[r * size_t(width) + size_t(i)];
-        mean /= double(width);
-        for (int64_t i = 0; i < width; ++i)
-            var += std::pow(x[r * size_t(width) + size_t(i)] - mean, 2);
-        var /= double(width);
-        for (int64_t i = 0; i < width; ++i) {
-            const size_t k = r * size_t(width) + size_t(i);
-            y[k] = (x[k] - mean) / std::sqrt(var + eps) * (w.empty() ? 1 : w[size_t(i)])
-                + (b.empty() ? 0 : b[size_t(i)]);
-        }
-    }
-    return y;
-}
-
 // torch.nn.MultiheadAttention, batch first, with explicit loops. mask: [L, S]
 // additive values (empty: none).
 Values mhaRef(const Values &q, const Values &k, const Values &v, int64_t batch, int64_t len, int64_t srcLen,
@@ -107,31 +27,7 @@ Values mhaRef(const Values &q, const Values &k, const Values &v, int64_t batch, 
     const Values qp = linearRef(q, embed, chunk(inW, 0, ee), chunk(inB, 0, embed));
     const Values kp = linearRef(k, embed, chunk(inW, 1, ee), chunk(inB, 1, embed));
     const Values vp = linearRef(v, embed, chunk(inW, 2, ee), chunk(inB, 2, embed));
-    const int64_t d = embed / heads;
-    Values attn(size_t(batch * len * embed));
-    for (int64_t b = 0; b < batch; ++b)
-        for (int64_t h = 0; h < heads; ++h)
-            for (int64_t l = 0; l < len; ++l) {
-                Values scores(static_cast<size_t>(srcLen));
-                double top = -INFINITY;
-                for (int64_t s = 0; s < srcLen; ++s) {
-                    double dot = 0;
-                    for (int64_t j = 0; j < d; ++j)
-                        dot += qp[size_t((b * len + l) * embed + h * d + j)]
-                            * kp[size_t((b * srcLen + s) * embed + h * d + j)];
-                    scores[size_t(s)] = dot / std::sqrt(double(d)) + (mask.empty() ? 0 : mask[size_t(l * srcLen + s)]);
-                    top = std::max(top, scores[size_t(s)]);
-                }
-                double total = 0;
-                for (double &sc : scores)
-                    total += (sc = std::exp(sc - top));
-                for (int64_t j = 0; j < d; ++j) {
-                    double acc = 0;
-                    for (int64_t s = 0; s < srcLen; ++s)
-                        acc += scores[size_t(s)] / total * vp[size_t((b * srcLen + s) * embed + h * d + j)];
-                    attn[size_t((b * len + l) * embed + h * d + j)] = acc;
-                }
-            }
+    const Values attn = attentionRef(qp, kp, vp, batch, len, srcLen, embed, heads, mask, false);
     return linearRef(attn, embed, outW, outB);
 }
 
@@ -178,14 +74,6 @@ public:
     std::shared_ptr<PathProbe> conv1;
     std::shared_ptr<nn::BatchNorm2d> bn1;
 };
-
-QStringList names(const std::vector<nn::NamedTensor> &list)
-{
-    QStringList out;
-    for (const auto &[name, t] : list)
-        out << QString::fromStdString(name);
-    return out;
-}
 
 } // namespace
 

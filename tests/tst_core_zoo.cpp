@@ -20,16 +20,6 @@ namespace {
 
 using Values = std::vector<double>;
 
-Tensor randomTensor(const Shape &shape, uint64_t seed, double scale = 1)
-{
-    Generator g(seed);
-    Tensor t = randn(shape, g);
-    float *p = t.data<float>();
-    for (int64_t i = 0; i < t.numel(); ++i)
-        p[i] = static_cast<float>(p[i] * scale);
-    return t;
-}
-
 Values vals(const nn::Module &m, const std::string &name)
 {
     for (const auto &[n, t] : m.stateDict()) {
@@ -47,40 +37,6 @@ void randomizeParameters(nn::Module &m, uint64_t seed, double scale)
 }
 
 // --- f64 references ------------------------------------------------------------
-
-// y[r, o] = sum_i x[r, i] w[o, i] + b[o]
-Values linearRef(const Values &x, int64_t in, const Values &w, const Values &b = {})
-{
-    const int64_t rows = static_cast<int64_t>(x.size()) / in;
-    const int64_t out = static_cast<int64_t>(w.size()) / in;
-    Values y(static_cast<size_t>(rows * out));
-    for (int64_t r = 0; r < rows; ++r)
-        for (int64_t o = 0; o < out; ++o) {
-            double acc = b.empty() ? 0 : b[size_t(o)];
-            for (int64_t i = 0; i < in; ++i)
-                acc += x[size_t(r * in + i)] * w[size_t(o * in + i)];
-            y[size_t(r * out + o)] = acc;
-        }
-    return y;
-}
-
-Values layerNormRef(const Values &x, int64_t width, const Values &w, const Values &b, double eps)
-{
-    Values y(x.size());
-    for (size_t r = 0; r < x.size() / size_t(width); ++r) {
-        double mean = 0, var = 0;
-        for (int64_t i = 0; i < width; ++i)
-            mean += x[r * size_t(width) + size_t(i)] / double(width);
-        for (int64_t i = 0; i < width; ++i)
-            var += std::pow(x[r * size_t(width) + size_t(i)] - mean, 2) / double(width);
-        for (int64_t i = 0; i < width; ++i) {
-            const size_t k = r * size_t(width) + size_t(i);
-            y[k] = (x[k] - mean) / std::sqrt(var + eps) * (w.empty() ? 1 : w[size_t(i)])
-                + (b.empty() ? 0 : b[size_t(i)]);
-        }
-    }
-    return y;
-}
 
 Values rmsNormRef(const Values &x, int64_t width, const Values &w, double eps)
 {
@@ -121,38 +77,6 @@ double silu(double v)
     return v / (1 + std::exp(-v));
 }
 
-// Softmax attention per batch and head over projected q [B,L,E], k/v [B,S,E]
-// (heads interleaved along E as h*D + j), with a causal mask if asked.
-Values attentionRef(const Values &q, const Values &k, const Values &v, int64_t batch, int64_t len, int64_t embed,
-                    int64_t heads, bool causal)
-{
-    const int64_t d = embed / heads;
-    Values out(size_t(batch * len * embed));
-    for (int64_t b = 0; b < batch; ++b)
-        for (int64_t h = 0; h < heads; ++h)
-            for (int64_t l = 0; l < len; ++l) {
-                const int64_t visible = causal ? l + 1 : len;
-                Values p(static_cast<size_t>(visible));
-                double top = -INFINITY, total = 0;
-                for (int64_t s = 0; s < visible; ++s) {
-                    double dot = 0;
-                    for (int64_t j = 0; j < d; ++j)
-                        dot += q[size_t((b * len + l) * embed + h * d + j)] * k[size_t((b * len + s) * embed + h * d + j)];
-                    p[size_t(s)] = dot / std::sqrt(double(d));
-                    top = std::max(top, p[size_t(s)]);
-                }
-                for (double &e : p)
-                    total += (e = std::exp(e - top));
-                for (int64_t j = 0; j < d; ++j) {
-                    double acc = 0;
-                    for (int64_t s = 0; s < visible; ++s)
-                        acc += p[size_t(s)] / total * v[size_t((b * len + s) * embed + h * d + j)];
-                    out[size_t((b * len + l) * embed + h * d + j)] = acc;
-                }
-            }
-    return out;
-}
-
 // Rotate-half rotary embedding of x [B,S,E] per head, positions 0..S-1.
 Values rotaryRef(Values x, int64_t batch, int64_t len, int64_t embed, int64_t heads, double theta)
 {
@@ -171,33 +95,6 @@ Values rotaryRef(Values x, int64_t batch, int64_t len, int64_t embed, int64_t he
     return x;
 }
 
-struct ConvGeometry {
-    int64_t n, c, h, w, o, k, stride, pad;
-    int64_t outH() const { return (h + 2 * pad - k) / stride + 1; }
-    int64_t outW() const { return (w + 2 * pad - k) / stride + 1; }
-};
-
-Values conv2dRef(const Values &x, const Values &wt, const ConvGeometry &g)
-{
-    Values y;
-    for (int64_t n = 0; n < g.n; ++n)
-        for (int64_t o = 0; o < g.o; ++o)
-            for (int64_t i = 0; i < g.outH(); ++i)
-                for (int64_t j = 0; j < g.outW(); ++j) {
-                    double acc = 0;
-                    for (int64_t c = 0; c < g.c; ++c)
-                        for (int64_t ki = 0; ki < g.k; ++ki)
-                            for (int64_t kj = 0; kj < g.k; ++kj) {
-                                const int64_t yi = i * g.stride - g.pad + ki, xj = j * g.stride - g.pad + kj;
-                                if (yi >= 0 && yi < g.h && xj >= 0 && xj < g.w)
-                                    acc += x[size_t(((n * g.c + c) * g.h + yi) * g.w + xj)]
-                                        * wt[size_t(((o * g.c + c) * g.k + ki) * g.k + kj)];
-                            }
-                    y.push_back(acc);
-                }
-    return y;
-}
-
 // Inference batch norm over [N, C, H*W] laid out row-major.
 Values batchNormRef(const Values &x, int64_t channels, int64_t plane, const nn::Module &bn)
 {
@@ -212,14 +109,6 @@ Values batchNormRef(const Values &x, int64_t channels, int64_t plane, const nn::
 }
 
 // --- architecture bookkeeping ------------------------------------------------
-
-QStringList names(const std::vector<nn::NamedTensor> &list)
-{
-    QStringList out;
-    for (const auto &[name, t] : list)
-        out << QString::fromStdString(name);
-    return out;
-}
 
 // torchvision's resnet18 state_dict parameter names, and their element count.
 QStringList resnet18ParameterNames(int64_t &count)
@@ -515,8 +404,8 @@ private slots:
         const Values q = linearRef(xs, E, rows(w, 0, E * E), rows(b, 0, E));
         const Values k = linearRef(xs, E, rows(w, 1, E * E), rows(b, 1, E));
         const Values v = linearRef(xs, E, rows(w, 2, E * E), rows(b, 2, E));
-        const Values attn = linearRef(attentionRef(q, k, v, B, L, E, H, false), E, vals(layer, "self_attn.out_proj.weight"),
-                                      vals(layer, "self_attn.out_proj.bias"));
+        const Values attn = linearRef(attentionRef(q, k, v, B, L, L, E, H, {}, false), E,
+                                      vals(layer, "self_attn.out_proj.weight"), vals(layer, "self_attn.out_proj.bias"));
         const Values h = layerNormRef(plus(xs, attn), E, vals(layer, "norm1.weight"), vals(layer, "norm1.bias"), 1e-5);
         const Values ff = linearRef(map(linearRef(h, E, vals(layer, "linear1.weight"), vals(layer, "linear1.bias")), gelu),
                                     F, vals(layer, "linear2.weight"), vals(layer, "linear2.bias"));
@@ -537,7 +426,7 @@ private slots:
         const Values q = rotaryRef(linearRef(n1, E, vals(layer, "self_attn.q_proj.weight")), B, S, E, H, 10000);
         const Values k = rotaryRef(linearRef(n1, E, vals(layer, "self_attn.k_proj.weight")), B, S, E, H, 10000);
         const Values v = linearRef(n1, E, vals(layer, "self_attn.v_proj.weight"));
-        const Values h = plus(xs, linearRef(attentionRef(q, k, v, B, S, E, H, true), E,
+        const Values h = plus(xs, linearRef(attentionRef(q, k, v, B, S, S, E, H, {}, true), E,
                                             vals(layer, "self_attn.o_proj.weight")));
         const Values n2 = rmsNormRef(h, E, vals(layer, "post_attention_layernorm.weight"), 1e-6);
         Values act = map(linearRef(n2, E, vals(layer, "mlp.gate_proj.weight")), silu);
@@ -564,12 +453,14 @@ private slots:
         randomizeParameters(block, 500, 0.5);
         const Tensor x = randomTensor({2, 4, 7, 7}, 11);
         const Values xs = x.toDoubleVector();
-        const ConvGeometry g1{2, 4, 7, 7, 6, 3, 2, 1}, g2{2, 6, 4, 4, 6, 3, 1, 1}, gd{2, 4, 7, 7, 6, 1, 2, 0};
+        // n, c, h, w, o, kh, kw, stride, pad, dilation, groups
+        const ConvGeometry g1{2, 4, 7, 7, 6, 3, 3, 2, 1, 1, 1}, g2{2, 6, 4, 4, 6, 3, 3, 1, 1, 1, 1},
+            gd{2, 4, 7, 7, 6, 1, 1, 2, 0, 1, 1};
         const int64_t plane = 16;
-        Values h = map(batchNormRef(conv2dRef(xs, vals(block, "conv1.weight"), g1), 6, plane, block.child("bn1")),
+        Values h = map(batchNormRef(conv2dRef(xs, vals(block, "conv1.weight"), {}, g1), 6, plane, block.child("bn1")),
                        [](double v) { return v > 0 ? v : 0.0; });
-        h = batchNormRef(conv2dRef(h, vals(block, "conv2.weight"), g2), 6, plane, block.child("bn2"));
-        const Values identity = batchNormRef(conv2dRef(xs, vals(block, "downsample.0.weight"), gd), 6, plane,
+        h = batchNormRef(conv2dRef(h, vals(block, "conv2.weight"), {}, g2), 6, plane, block.child("bn2"));
+        const Values identity = batchNormRef(conv2dRef(xs, vals(block, "downsample.0.weight"), {}, gd), 6, plane,
                                              block.child("downsample").child("1"));
         const Values expected = map(plus(h, identity), [](double v) { return v > 0 ? v : 0.0; });
         FS_COMPARE_VALUES(block(x), (Shape{2, 6, 4, 4}), expected, 1e-4, 1e-4);
