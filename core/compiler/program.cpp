@@ -12,17 +12,18 @@ namespace fusescope::compiler {
 
 TensorList runBreak(const GraphBreak &b, const std::function<Tensor(const Source &)> &valueOf)
 {
-    Args args;
-    for (const BreakArg &a : b.args) {
+    Args args(b.args.size());
+    for (size_t i = 0; i < args.size(); ++i) {
+        const BreakArg &a = b.args[i];
         if (a.sources.empty() && !a.list) {
-            args.push_back(a.constant);
+            args[i] = a.constant;
         } else if (!a.list) {
-            args.push_back(Value(valueOf(a.sources.front())));
+            args[i] = Value(valueOf(a.sources.front()));
         } else {
             TensorList list;
             for (const Source &s : a.sources)
                 list.push_back(valueOf(s));
-            args.push_back(Value(std::move(list)));
+            args[i] = Value(std::move(list));
         }
     }
     TracerScope noTracer(nullptr);
@@ -67,10 +68,10 @@ public:
         b.op = op.name();
         b.reason = op.name() + ": its output shape depends on the input values";
         b.modulePath = nn::currentModulePath();
-        Args real;
-        for (const Value &v : args) {
-            b.args.push_back(breakArg(v));
-            real.push_back(realArg(b.args.back()));
+        Args real(args.size());
+        for (size_t i = 0; i < args.size(); ++i) {
+            b.args.push_back(breakArg(args[i]));
+            real[i] = realArg(b.args.back());
         }
         TensorList outs;
         {
