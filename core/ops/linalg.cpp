@@ -255,6 +255,8 @@ template <typename T>
 void blasGemm(const Tensor &a0, const Tensor &b0, const Tensor &out0, double alpha, double beta)
 {
     numThreads(); // starts the pool, which tells BLAS how many threads to use
+    if (!inParallelRegion())
+        restPool();
     const Shape batch = batchOf(out0);
     const int64_t m = out0.size(-2), n = out0.size(-1), k = a0.size(-1);
     const KernelEvent event = gemmEvent(std::is_same_v<T, float> ? "cblas_sgemm" : "cblas_dgemm", out0, k);

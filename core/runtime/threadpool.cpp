@@ -64,6 +64,7 @@ public:
     void run(int tasks, const std::function<void(int)> &fn)
     {
         std::lock_guard serial(m_runMutex); // one job at a time from any thread
+        m_rest.store(false, std::memory_order_relaxed);
         Job job;
         job.fn = &fn;
         job.tasks = tasks;
@@ -136,7 +137,7 @@ private:
     {
         using Clock = std::chrono::steady_clock;
         const auto until = Clock::now() + std::chrono::microseconds(spinMicros());
-        while (m_generation.load() == seen && Clock::now() < until)
+        while (m_generation.load() == seen && Clock::now() < until && !m_rest.load(std::memory_order_relaxed))
             sched_yield();
         m_generation.wait(seen);
     }
@@ -166,6 +167,13 @@ private:
     std::atomic<int> m_busy{0};
     std::atomic<uint64_t> m_generation{0};
     std::atomic<bool> m_quit{false};
+
+public:
+    // Polling workers go to sleep now: BLAS's own threads are about to need the cores.
+    void rest() { m_rest.store(true, std::memory_order_relaxed); }
+
+private:
+    std::atomic<bool> m_rest{false};
 };
 
 Pool &pool()
@@ -201,6 +209,11 @@ SerialBlasScope::SerialBlasScope()
 SerialBlasScope::~SerialBlasScope()
 {
     openblas_set_num_threads(numThreads());
+}
+
+void restPool()
+{
+    pool().rest();
 }
 
 bool inParallelRegion()

@@ -12,6 +12,10 @@ int numThreads();
 // Changes the pool size (and BLAS's thread count). Not while work is running.
 void setNumThreads(int n);
 bool inParallelRegion();
+// Workers that poll for the next job stop polling and sleep: called before a
+// multi-threaded BLAS call, whose threads would otherwise compete with them
+// for the cores (on 2 cores a GEMM right after a kernel ran 10% slower).
+void restPool();
 
 // While one lives, BLAS runs on the calling thread only: for kernels whose
 // parallel chunks each call BLAS (BLAS's own threads would oversubscribe the
