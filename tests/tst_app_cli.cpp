@@ -214,7 +214,7 @@ private slots:
     {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("expected");
-        QTest::newRow("codegen source") << QStringList{"--stage", "codegen"} << "extern \"C\" void fused_mul_add_gelu_sigmoid_0(";
+        QTest::newRow("codegen source") << QStringList{"--stage", "codegen"} << "extern \"C\" void fusescope_call(";
         QTest::newRow("capture code") << QStringList{"--stage", "0"} << "def forward(self, x):";
         QTest::newRow("fuse dot") << QStringList{"--stage", "fuse", "--format", "dot"} << "subgraph cluster_0";
         QTest::newRow("simplify json") << QStringList{"--stage", "simplify", "--format", "json"} << "\"format\":\"fusescope.graph\"";

@@ -169,6 +169,17 @@ void registerUnaryWithArgs(OpRegistry &r)
         else
             runUnary<Rule::Float>(arg(a, 0), outs[0], [](auto x) { return sm::gelu(x); });
     };
+    // The compiler's decompose stage spells gelu in primitives; the maths is
+    // sm::gelu / sm::gelu_tanh's, so compiled and eager agree.
+    gelu.decompose = [](const Args &a) {
+        const Tensor &x = arg(a, 0);
+        if (a[1].toStringRef() == "tanh") {
+            const Tensor cube = ops::mul(ops::mul(ops::mul(x, 0.044715), x), x);
+            const Tensor inner = ops::mul(ops::add(x, cube), 0.79788456080286535588);
+            return TensorList{ops::mul(ops::mul(x, 0.5), ops::add(ops::tanh(inner), 1.0))};
+        }
+        return TensorList{ops::mul(ops::mul(x, 0.5), ops::add(ops::erf(ops::mul(x, 0.70710678118654752440)), 1.0))};
+    };
     r.add("aten.gelu(Tensor self, *, str approximate='none') -> Tensor", std::move(gelu));
 
     OpDef bnot;
