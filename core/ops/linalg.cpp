@@ -28,6 +28,8 @@ const Tensor &arg(const Args &a, size_t i)
 // OpenBLAS runs a GEMM of at most this M*N*K on the calling thread (its SMP
 // threshold), so many of them can run side by side on the pool.
 constexpr int64_t kSerialBlasWork = int64_t(65536) * 4;
+// Up to this m*n*k a batched GEMM runs one matrix per pool thread.
+constexpr int64_t kBatchPerThreadWork = int64_t(512) * 512 * 128;
 
 // --- checks --------------------------------------------------------------------
 
@@ -279,10 +281,18 @@ void blasGemm(const Tensor &a0, const Tensor &b0, const Tensor &out0, double alp
     };
     // Small matrices: BLAS stays on one thread, so spread the batch instead.
     const int64_t work = m * n * k;
-    if (work <= kSerialBlasWork)
+    if (work <= kSerialBlasWork) {
         parallelFor(0, off.count, std::max<int64_t>(1, kSerialBlasWork / std::max<int64_t>(work, 1)), run);
-    else
+    } else if (off.count > 1 && work <= kBatchPerThreadWork && !inParallelRegion()) {
+        // A batch of mid-sized products (attention's heads): one single-threaded
+        // GEMM per matrix on each pool thread. Threaded BLAS would synchronize
+        // its threads for every small product, which on a busy 2-core machine
+        // cost 40x.
+        const SerialBlasScope serial;
+        parallelFor(0, off.count, 1, run);
+    } else {
         run(0, off.count);
+    }
 }
 
 // Integer GEMM wraps on overflow like PyTorch's; unsigned arithmetic keeps
