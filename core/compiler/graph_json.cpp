@@ -123,7 +123,10 @@ Value valueFromJson(const json &j)
 {
     if (!j.is_object() || j.size() != 1)
         throw Error("graph JSON: a constant must be an object with one key, got " + j.dump());
-    const auto &[key, v] = *j.items().begin();
+    // Iterate the object itself: items() is a temporary whose references die with it.
+    const auto it = j.begin();
+    const std::string key = it.key();
+    const json &v = it.value();
     if (key == "none")
         return Value();
     if (key == "bool")
