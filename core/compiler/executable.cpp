@@ -1,6 +1,7 @@
 #include "core/compiler/executable.h"
 
 #include "core/compiler/fusion_rules.h"
+#include "core/compiler/tracer.h"
 #include "core/ops/pointwise.h"
 #include "core/ops/registry.h"
 #include "core/runtime/threadpool.h"
@@ -51,21 +52,7 @@ struct Executable::State {
             auto it = local.find(r.node);
             return it != local.end() ? it->second.at(static_cast<size_t>(r.index)) : valueOf(r);
         };
-        Args args(n.args().size());
-        for (size_t i = 0; i < args.size(); ++i) {
-            const Arg &a = n.args()[i];
-            if (a.kind == Arg::Kind::Const) {
-                args[i] = a.constant;
-            } else if (a.kind == Arg::Kind::Ref) {
-                args[i] = Value(tensorOf(a.ref()));
-            } else {
-                TensorList list;
-                for (const NodeRef &r : a.refs)
-                    list.push_back(tensorOf(r));
-                args[i] = Value(std::move(list));
-            }
-        }
-        return args;
+        return argsWith(n, tensorOf);
     }
 };
 
@@ -257,20 +244,7 @@ TensorList runGraph(const Graph &graph, const TensorList &inputs)
             for (const NodeRef &r : n->inputs())
                 outs.push_back(tensorOf(r));
         } else {
-            Args args(n->args().size());
-            for (size_t i = 0; i < args.size(); ++i) {
-                const Arg &a = n->args()[i];
-                if (a.kind == Arg::Kind::Const) {
-                    args[i] = a.constant;
-                } else if (a.kind == Arg::Kind::Ref) {
-                    args[i] = Value(tensorOf(a.ref()));
-                } else {
-                    TensorList list;
-                    for (const NodeRef &r : a.refs)
-                        list.push_back(tensorOf(r));
-                    args[i] = Value(std::move(list));
-                }
-            }
+            Args args = argsWith(*n, tensorOf);
             values[n] = callOp(OpRegistry::instance().get(n->target), std::move(args));
         }
     }

@@ -20,13 +20,8 @@ Tensor metaTensor(const TensorMeta &m)
     return m.offset ? base.alias(m.sizes, m.strides, m.offset) : base;
 }
 
-Args nodeArgs(const Graph &graph, const Node &node, bool realAttrs)
+Args argsWith(const Node &node, const std::function<Tensor(const NodeRef &)> &tensorFor)
 {
-    auto tensorFor = [&](const NodeRef &r) {
-        if (realAttrs && r.node->kind == NodeKind::GetAttr)
-            return graph.attrs.at(r.node->target);
-        return metaTensor(r.node->meta(r.index));
-    };
     Args args(node.args().size());
     for (size_t i = 0; i < args.size(); ++i) {
         const Arg &a = node.args()[i];
@@ -42,6 +37,16 @@ Args nodeArgs(const Graph &graph, const Node &node, bool realAttrs)
         }
     }
     return args;
+}
+
+Args nodeArgs(const Graph &graph, const Node &node, bool realAttrs)
+{
+    auto tensorFor = [&](const NodeRef &r) {
+        if (realAttrs && r.node->kind == NodeKind::GetAttr)
+            return graph.attrs.at(r.node->target);
+        return metaTensor(r.node->meta(r.index));
+    };
+    return argsWith(node, tensorFor);
 }
 
 TensorMeta outputMeta(const Args &args, const Tensor &out)

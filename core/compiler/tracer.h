@@ -67,6 +67,8 @@ Tensor metaTensor(const TensorMeta &m);
 TensorMeta metaOf(const Tensor &t);
 // The TensorMeta of an op's output, with aliasOf set when it views an argument.
 TensorMeta outputMeta(const Args &args, const Tensor &out);
+// A node's arguments as op arguments, each reference replaced by tensorFor(reference).
+Args argsWith(const Node &node, const std::function<Tensor(const NodeRef &)> &tensorFor);
 // A node's arguments as op arguments: each reference becomes a meta tensor
 // (or the attribute's value for get_attr nodes when `realAttrs`).
 Args nodeArgs(const Graph &graph, const Node &node, bool realAttrs = false);
