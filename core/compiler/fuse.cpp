@@ -22,8 +22,7 @@ struct Candidate {
 class Fuser
 {
 public:
-    explicit Fuser(Graph &graph)
-        : m_graph(graph)
+    explicit Fuser(const Graph &graph)
     {
         int pos = 0;
         for (Node *n : graph.nodes()) {
@@ -193,7 +192,6 @@ private:
         });
     }
 
-    Graph &m_graph;
     std::vector<Group> m_groups;
     std::unordered_map<const Node *, int> m_groupOf;
     std::unordered_map<const Node *, int> m_position;
