@@ -14,8 +14,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def run_json(cmd):
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+def run_json(cmd, env=None):
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
     return json.loads(out)
 
 
@@ -33,10 +33,10 @@ def main():
     env = dict(os.environ, FUSESCOPE_NUM_THREADS="2")
     for _ in range(args.rounds):
         for n in names:
-            r = run_json([args.fusescope, "bench", "--workload", n, "--repeat", str(args.repeat), "--json"])
+            r = run_json([args.fusescope, "bench", "--workload", n, "--repeat", str(args.repeat), "--json"], env)
             ours[n].append(r["workloads"][0]["eager_ms"])
             t = run_json([args.python, os.path.join(HERE, "torch_workloads.py"), "--workload", n,
-                          "--repeat", str(args.repeat)])
+                          "--repeat", str(args.repeat)], env)
             peer[n].append(t["workloads"][0]["eager_ms"])
     print(f"{'workload':12} {'fusescope ms':>13} {'torch ms':>10} {'ratio':>7}")
     for n in names:
