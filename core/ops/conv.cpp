@@ -135,14 +135,8 @@ int64_t planeGrain(int64_t workPerPlane)
 
 OpCost costOf(const Args &args, std::span<const Tensor> outs, double flops)
 {
-    OpCost c;
+    OpCost c = ioBytes(args, outs);
     c.flops = flops;
-    for (const Value &v : args) {
-        if (v.isTensor())
-            c.bytesRead += static_cast<double>(v.toTensor().nbytes());
-    }
-    for (const Tensor &t : outs)
-        c.bytesWritten += static_cast<double>(t.nbytes());
     return c;
 }
 

@@ -378,15 +378,9 @@ void runGemm(const Tensor &a, const Tensor &b, const Tensor &out, double alpha, 
 CostFn gemmCost(std::function<int64_t(const Args &)> kOf)
 {
     return [kOf](const Args &args, std::span<const Tensor> outs) {
-        OpCost c;
-        for (const Value &v : args) {
-            if (v.isTensor())
-                c.bytesRead += static_cast<double>(v.toTensor().nbytes());
-        }
-        for (const Tensor &t : outs) {
-            c.bytesWritten += static_cast<double>(t.nbytes());
+        OpCost c = ioBytes(args, outs);
+        for (const Tensor &t : outs)
             c.flops += 2.0 * static_cast<double>(t.numel()) * static_cast<double>(kOf(args));
-        }
         return c;
     };
 }

@@ -91,22 +91,10 @@ const C *dataOrNull(const Tensor &t)
     return t.defined() && t.numel() > 0 ? t.data<C>() : nullptr;
 }
 
-OpCost bytesCost(const Args &args, std::span<const Tensor> outs)
-{
-    OpCost c;
-    for (const Value &v : args) {
-        if (v.isTensor())
-            c.bytesRead += static_cast<double>(v.toTensor().nbytes());
-    }
-    for (const Tensor &t : outs)
-        c.bytesWritten += static_cast<double>(t.nbytes());
-    return c;
-}
-
 CostFn perElementCost(double flops)
 {
     return [flops](const Args &args, std::span<const Tensor> outs) {
-        OpCost c = bytesCost(args, outs);
+        OpCost c = ioBytes(args, outs);
         c.flops = flops * static_cast<double>(outs[0].numel());
         return c;
     };
@@ -1045,7 +1033,7 @@ TensorList attentionDecomposition(const Args &a)
 
 OpCost attentionCost(const Args &a, std::span<const Tensor> outs)
 {
-    OpCost c = bytesCost(a, outs);
+    OpCost c = ioBytes(a, outs);
     const AttnShape s = attnShape(a);
     const double scores = static_cast<double>(numelOf(s.batch)) * static_cast<double>(s.L * s.S);
     c.flops = scores * (2.0 * static_cast<double>(s.E + s.Ev) + 12.0);

@@ -22,22 +22,30 @@ const char *opKindName(OpKind kind)
     return "?";
 }
 
+OpCost ioBytes(const Args &args, std::span<const Tensor> outs)
+{
+    OpCost c;
+    for (const Value &v : args) {
+        if (v.isTensor() && !v.toTensor().isWrappedNumber())
+            c.bytesRead += static_cast<double>(v.toTensor().nbytes());
+    }
+    for (const Tensor &t : outs)
+        c.bytesWritten += static_cast<double>(t.nbytes());
+    return c;
+}
+
 OpCost OpDef::estimateCost(const Args &args, std::span<const Tensor> outs) const
 {
     if (cost)
         return cost(args, outs);
-    OpCost c;
+    OpCost c = ioBytes(args, outs);
     int64_t largest = 0;
     for (const Value &v : args) {
-        if (v.isTensor() && !v.toTensor().isWrappedNumber()) {
-            c.bytesRead += static_cast<double>(v.toTensor().nbytes());
+        if (v.isTensor() && !v.toTensor().isWrappedNumber())
             largest = std::max(largest, v.toTensor().numel());
-        }
     }
-    for (const Tensor &t : outs) {
-        c.bytesWritten += static_cast<double>(t.nbytes());
+    for (const Tensor &t : outs)
         largest = std::max(largest, t.numel());
-    }
     if (kind == OpKind::View) {
         c.bytesRead = c.bytesWritten = 0;
     } else if (kind == OpKind::Pointwise || kind == OpKind::Reduction) {

@@ -76,6 +76,10 @@ struct OpDef {
     OpCost estimateCost(const Args &args, std::span<const Tensor> outs) const;
 };
 
+// Bytes of the tensor arguments (numbers given for tensors excluded) and of
+// the outputs, flops 0: the memory side of most cost rules.
+OpCost ioBytes(const Args &args, std::span<const Tensor> outs);
+
 class OpRegistry
 {
 public:
