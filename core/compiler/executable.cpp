@@ -62,6 +62,11 @@ Executable::Executable(Graph graph, Schedule schedule, MemoryPlan plan)
     , m_plan(std::move(plan))
     , m_code(m_schedule.kernels.size(), nullptr)
 {
+    m_placeholders = m_graph.placeholders();
+    for (const Node *n : m_graph.nodes()) {
+        if (n->kind == NodeKind::GetAttr)
+            m_attrNodes.push_back(n);
+    }
     for (const Kernel &k : m_schedule.kernels) {
         std::set<int> origins;
         for (const Node *n : k.nodes)
@@ -114,16 +119,13 @@ bool Executable::hasCode(size_t index) const
 TensorList Executable::run(const TensorList &inputs) const
 {
     State state;
-    const std::vector<Node *> placeholders = m_graph.placeholders();
-    if (inputs.size() != placeholders.size())
-        throw Error("compiled function: takes " + std::to_string(placeholders.size()) + " inputs, got "
+    if (inputs.size() != m_placeholders.size())
+        throw Error("compiled function: takes " + std::to_string(m_placeholders.size()) + " inputs, got "
                     + std::to_string(inputs.size()));
     for (size_t i = 0; i < inputs.size(); ++i)
-        state.values[placeholders[i]] = {inputs[i]};
-    for (const Node *n : m_graph.nodes()) {
-        if (n->kind == NodeKind::GetAttr)
-            state.values[n] = {m_graph.attrs.at(n->target)};
-    }
+        state.values[m_placeholders[i]] = {inputs[i]};
+    for (const Node *n : m_attrNodes)
+        state.values[n] = {m_graph.attrs.at(n->target)};
     const Tensor arena = m_plan.arenaBytes ? Tensor::empty({m_plan.arenaBytes}, DType::Bool) : Tensor();
     for (const BufferPlan &b : m_plan.buffers) {
         const TensorMeta &m = b.value.node->meta(b.value.index);

@@ -66,6 +66,8 @@ private:
     MemoryPlan m_plan;
     std::vector<FusescopeKernelFn> m_code;
     FusescopeCallFn m_wrapper = nullptr;
+    std::vector<Node *> m_placeholders; // found once, not on every call
+    std::vector<const Node *> m_attrNodes;
     std::vector<std::vector<int>> m_origins; // per kernel, for the profiler
     std::vector<KernelEvent> m_events;
     std::shared_ptr<void> m_library;

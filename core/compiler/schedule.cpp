@@ -20,15 +20,6 @@ const char *kernelKindName(KernelKind kind)
     return "?";
 }
 
-const Kernel *Schedule::kernelOf(const Node *node) const
-{
-    for (const Kernel &k : kernels) {
-        if (std::find(k.nodes.begin(), k.nodes.end(), node) != k.nodes.end())
-            return &k;
-    }
-    return nullptr;
-}
-
 double Schedule::bytesMoved() const
 {
     double total = 0;

@@ -43,7 +43,6 @@ struct FusionDecision {
 struct Schedule {
     std::vector<Kernel> kernels;
     std::vector<FusionDecision> decisions;
-    const Kernel *kernelOf(const Node *node) const;
     double bytesMoved() const;
 };
 

@@ -7,19 +7,14 @@ usage: python3 compare_compiled.py FUSESCOPE_BINARY [--rounds R] [--repeat N] [-
                                    [--python /opt/torchenv/bin/python] [--no-torch]
 """
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
+
+from compare_eager import run_json
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NAMES = ["pointwise", "softmax_ln", "mlp", "encoder", "resnet18", "llama_block"]
-
-
-def run_json(cmd, env):
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
-    return json.loads(out)
 
 
 def measure(args, names, env):
