@@ -2,6 +2,7 @@
 // stages, or prints one stage's graph (text, dot, json) or generated code.
 #include "app/cmdline.h"
 #include "app/commands.h"
+#include "app/tracefile.h"
 
 #include "core/compiler/compile.h"
 #include "core/compiler/graph_format.h"
@@ -100,12 +101,33 @@ void printStage(const CompileStage &s, const QString &format)
     printText(QString::fromStdString(compiler::formatCode(g)));
 }
 
+// The compile stages of the first run in the file that holds any.
+std::vector<CompileStage> stagesOfFile(const QString &path)
+{
+    profiler::Trace trace = readTraceFile(path);
+    for (profiler::Run &run : trace.runs) {
+        if (!run.stages.empty())
+            return std::move(run.stages);
+    }
+    throw Error(path.toStdString() + ": no run in this trace holds compile stages (record one with profile --compile)");
+}
+
+std::vector<CompileStage> stagesOfModel(const QString &model)
+{
+    zoo::Instance instance = zoo::create(model.toStdString(), 0);
+    compiler::CompiledFunction fn = compiler::compile(instance.model);
+    fn(instance.inputs);
+    std::vector<CompileStage> stages = fn.stages();
+    return stages;
+}
+
 } // namespace
 
 int runStagesCommand(const QStringList &args)
 {
     CommandLine cmd(QStringLiteral("stages"), QStringLiteral("FILE|MODEL [--stage NAME|N] [--format text|dot|json]"),
-                    QStringLiteral("Compiles a zoo model and lists its compile stages (name, duration, nodes, kernels),\n"
+                    QStringLiteral("Lists the compile stages (name, duration, nodes, kernels) of a trace file recorded with\n"
+                                   "profile --compile, or of a zoo model compiled now;\n"
                                    "or prints one stage's graph; --stage codegen prints the generated source."));
     QCommandLineParser &p = cmd.parser();
     p.addOptions({{QStringLiteral("stage"), QStringLiteral("A stage by name or index: ") + stageNameList(), QStringLiteral("NAME|N")},
@@ -116,17 +138,13 @@ int runStagesCommand(const QStringList &args)
     if (format != QLatin1String("text") && format != QLatin1String("dot") && format != QLatin1String("json"))
         return cmd.usageError(QStringLiteral("--format must be text, dot or json, got '%1'").arg(format));
     const QString target = p.positionalArguments().front();
-    if (QFileInfo(target).isFile())
-        return cmd.usageError(QStringLiteral("%1: reading stages from trace files comes with the trace store, "
-                                             "not built yet in this version; give a zoo model name").arg(target));
     std::vector<CompileStage> stages;
     try {
-        zoo::Instance instance = zoo::create(target.toStdString(), 0);
-        compiler::CompiledFunction fn = compiler::compile(instance.model);
-        fn(instance.inputs);
-        stages = fn.stages();
+        // Zoo names have neither dots nor slashes: anything else is a file, present or not.
+        const bool isFile = QFileInfo::exists(target) || target.contains(QLatin1Char('/')) || target.contains(QLatin1Char('.'));
+        stages = isFile ? stagesOfFile(target) : stagesOfModel(target);
     } catch (const Error &e) {
-        return cmd.badInput(QStringLiteral("%1: %2").arg(target, QString::fromUtf8(e.what())));
+        return cmd.badInput(QString::fromUtf8(e.what()));
     }
     if (!p.isSet(QStringLiteral("stage"))) {
         if (format == QLatin1String("dot"))

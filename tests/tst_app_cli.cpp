@@ -1,6 +1,7 @@
 // Drives the real `fusescope` executable: the command-line contract of
 // shared/CLI.md is what scripts depend on, so it is tested from outside.
 #include <QDir>
+#include <QFile>
 #include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -168,7 +169,7 @@ private slots:
 
     void plannedCommandRefuses()
     {
-        const Result r = runFusescope({QStringLiteral("profile"), QStringLiteral("encoder")});
+        const Result r = runFusescope({QStringLiteral("demo")});
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains(QLatin1String("not built yet")), qPrintable(r.err));
     }
@@ -228,7 +229,7 @@ private slots:
         QVERIFY2(r.out.contains(expected), qPrintable(r.out.left(2000)));
     }
 
-    void stagesRefusals_data()
+    void commandRefusals_data()
     {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<int>("exitCode");
@@ -237,8 +238,17 @@ private slots:
         QTest::newRow("unknown stage") << QStringList{"stages", "pointwise", "--stage", "lower"} << 2 << "no stage 'lower'";
         QTest::newRow("bad format") << QStringList{"stages", "pointwise", "--format", "svg"} << 2 << "--format must be";
         QTest::newRow("dot without stage") << QStringList{"stages", "pointwise", "--format", "dot"} << 2 << "needs --stage";
+        QTest::newRow("profile without -o") << QStringList{"profile", "mlp"} << 2 << "missing -o";
+        QTest::newRow("bad schedule") << QStringList{"profile", "mlp", "--schedule", "wait=x", "-o", "x.fstrace"} << 2
+                                      << "schedule: 'wait=x'";
+        QTest::newRow("unknown model") << QStringList{"profile", "nope", "-o", "x.fstrace"} << 1 << "unknown model 'nope'";
+        QTest::newRow("unwritable output") << QStringList{"profile", "mlp", "--steps", "1", "-o", "/nonexistent/dir/x.fstrace"}
+                                           << 1 << "/nonexistent/dir/x.fstrace";
+        QTest::newRow("report missing file") << QStringList{"report", "/nonexistent.fstrace"} << 1 << "/nonexistent.fstrace";
+        QTest::newRow("export without --chrome") << QStringList{"export", "x.fstrace"} << 2 << "missing --chrome";
+        QTest::newRow("stages of a missing file") << QStringList{"stages", "/nonexistent.fstrace"} << 1 << "no such file";
     }
-    void stagesRefusals()
+    void commandRefusals()
     {
         QFETCH(QStringList, args);
         QFETCH(int, exitCode);
@@ -247,6 +257,81 @@ private slots:
         QCOMPARE(r.exitCode, exitCode);
         QVERIFY2(r.err.contains(message), qPrintable(r.err));
         QVERIFY(r.out.isEmpty());
+    }
+
+    // The "done when": one file holds ops, kernels, memory and compile
+    // stages, and report, stages and export read it.
+    void profileCompiledThenReportStagesExport()
+    {
+        QTemporaryDir dir;
+        const QString trace = dir.filePath(QStringLiteral("enc.fstrace"));
+        Result r = runFusescope({"profile", "encoder", "--compile", "--record-shapes", "--profile-memory", "--steps", "3",
+                                 "-o", trace}, cacheEnvironment());
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        r = runFusescope({"report", trace, "--json"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QJsonObject doc = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QCOMPARE(doc.value("source").toString(), trace);
+        const QJsonObject run = doc.value("runs").toArray().at(0).toObject();
+        QCOMPARE(run.value("name").toString(), QStringLiteral("compiled"));
+        QCOMPARE(run.value("incomplete").toBool(), false);
+        QVERIFY(run.value("memory").toObject().value("peak_bytes").toDouble() > 1e6);
+        bool fused = false;
+        for (const QJsonValue &k : run.value("kernels").toArray())
+            fused = fused || k.toObject().value("name").toString().startsWith(QLatin1String("fused_"));
+        QVERIFY(fused);
+        QVERIFY(run.value("hints").isArray());
+        r = runFusescope({"report", trace});
+        QVERIFY2(r.out.contains(QLatin1String("compile stages:")) && r.out.contains(QLatin1String("cblas_sgemm")),
+                 qPrintable(r.out));
+        r = runFusescope({"stages", trace});
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(r.out.count(QRegularExpression(QStringLiteral("(?m)^\\d  "))), 7);
+        r = runFusescope({"stages", trace, "--stage", "codegen"});
+        QVERIFY2(r.out.contains(QLatin1String("extern \"C\" void fusescope_call(")), qPrintable(r.out.left(500)));
+        const QString json = dir.filePath(QStringLiteral("enc.json"));
+        r = runFusescope({"export", trace, "--chrome", json});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QFile f(json);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonArray events = QJsonDocument::fromJson(f.readAll()).object().value("traceEvents").toArray();
+        QStringList cats;
+        for (const QJsonValue &e : events)
+            cats << e.toObject().value("cat").toString();
+        QVERIFY(cats.contains(QLatin1String("kernel")) && cats.contains(QLatin1String("compile_stage")) &&
+                cats.contains(QLatin1String("op")));
+    }
+
+    void profileCompareRecordsTwoRuns()
+    {
+        QTemporaryDir dir;
+        const QString trace = dir.filePath(QStringLiteral("mlp.fstrace"));
+        Result r = runFusescope({"profile", "mlp", "--compare", "--steps", "2", "-o", trace}, cacheEnvironment());
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        r = runFusescope({"report", trace, "--json"});
+        const QJsonArray runs = QJsonDocument::fromJson(r.out.toUtf8()).object().value("runs").toArray();
+        QCOMPARE(runs.size(), 2);
+        QCOMPARE(runs.at(0).toObject().value("name").toString(), QStringLiteral("eager"));
+        QCOMPARE(runs.at(1).toObject().value("name").toString(), QStringLiteral("compiled"));
+        QVERIFY(!runs.at(0).toObject().value("ops").toArray().isEmpty());
+        r = runFusescope({"report", trace, "--json", "--run", "1"});
+        QCOMPARE(QJsonDocument::fromJson(r.out.toUtf8()).object().value("runs").toArray().size(), 1);
+    }
+
+    void reportOfGarbageFails()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("bad.fstrace"));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray("SQLite format 3\0") + QByteArray(5000, 'x'));
+        f.close();
+        for (const QStringList &args : {QStringList{"report", path}, QStringList{"stages", path},
+                                        QStringList{"export", path, "--chrome", dir.filePath("o.json")}}) {
+            const Result r = runFusescope(args);
+            QCOMPARE(r.exitCode, 1);
+            QVERIFY2(r.err.contains(path), qPrintable(r.err));
+        }
     }
 
     void noDisplayIsAnError()

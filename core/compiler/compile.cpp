@@ -53,18 +53,20 @@ class Pipeline
 public:
     explicit Pipeline(std::vector<CompileStage> &stages) : m_stages(stages) {}
 
-    // Runs one stage and records its snapshot; `f(log)` returns the details JSON.
+    // Runs one stage and records its snapshot; `f(log)` returns the details
+    // JSON. `observed` is false where the caller reported the stage's real work.
     template <typename F>
-    void run(const std::string &name, const Graph &graph, F &&f)
+    void run(const std::string &name, const Graph &graph, F &&f, bool observed = true)
     {
-        if (observers::active())
+        observed = observed && observers::active();
+        if (observed)
             observers::compileStageBegin(name);
         CompileStage stage;
         stage.name = name;
         const Clock::time_point start = Clock::now();
         stage.detailsJson = f(stage.log);
         stage.durationMs = msSince(start);
-        if (observers::active())
+        if (observed)
             observers::compileStageEnd(name);
         stage.graphJson = graphToJsonText(graph);
         stage.stats = m_schedule ? scheduled(graph) : graphStats(graph);
@@ -131,10 +133,13 @@ CompileResult compileGraph(Graph graph, double captureMs, const CompileOptions &
 {
     CompileResult result;
     Pipeline p(result.stages);
-    p.run("capture", graph, [&](PassLog &log) {
-        log.push_back(std::to_string(graph.size()) + " nodes captured");
-        return std::string();
-    });
+    p.run(
+        "capture", graph,
+        [&](PassLog &log) {
+            log.push_back(std::to_string(graph.size()) + " nodes captured");
+            return std::string();
+        },
+        false);
     result.stages.back().durationMs = captureMs;
     p.run("decompose", graph, [&](PassLog &log) { decompose(graph, log); return std::string(); });
     p.run("simplify", graph, [&](PassLog &log) { simplify(graph, log); return std::string(); });

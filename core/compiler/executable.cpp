@@ -75,7 +75,7 @@ Executable::Executable(Graph graph, Schedule schedule, MemoryPlan plan)
     }
     for (size_t i = 0; i < m_schedule.kernels.size(); ++i) {
         const Kernel &k = m_schedule.kernels[i];
-        m_events.push_back({k.name, m_origins[i], OpCost{0, k.bytesRead, k.bytesWritten}});
+        m_events.push_back({k.name, m_origins[i], OpCost{k.flops, k.bytesRead, k.bytesWritten}});
     }
 }
 

@@ -1,4 +1,6 @@
 #include "core/compiler/fusion_rules.h"
+#include "core/compiler/tracer.h"
+#include "core/ops/registry.h"
 
 #include <nlohmann/json.hpp>
 
@@ -90,6 +92,23 @@ Kernel toKernel(const Group &g, size_t index)
     return k;
 }
 
+// The flops the op registry's cost rules give the kernel's nodes, so the
+// profiler can say how fast a fused kernel ran.
+double kernelFlops(const Graph &graph, const Kernel &k)
+{
+    double flops = 0;
+    for (const Node *n : k.nodes) {
+        const OpDef *op = n->kind == NodeKind::CallFunction ? OpRegistry::instance().find(n->target) : nullptr;
+        if (!op)
+            continue;
+        TensorList outs;
+        for (const TensorMeta &m : n->outputs)
+            outs.push_back(metaTensor(m));
+        flops += op->estimateCost(nodeArgs(graph, *n), outs).flops;
+    }
+    return flops;
+}
+
 } // namespace
 
 std::vector<Kernel> orderKernels(const Graph &graph, const std::vector<Group> &groups)
@@ -126,6 +145,7 @@ std::vector<Kernel> orderKernels(const Graph &graph, const std::vector<Group> &g
         const size_t g = ready.top().second;
         ready.pop();
         kernels.push_back(toKernel(groups[g], kernels.size()));
+        kernels.back().flops = kernelFlops(graph, kernels.back());
         for (size_t s : succ[g]) {
             if (--indegree[s] == 0)
                 ready.push({position.at(groups[s].nodes.front()), s});

@@ -28,6 +28,7 @@ struct Kernel {
     std::vector<NodeRef> outputs; // values written to memory
     double bytesRead = 0;
     double bytesWritten = 0;
+    double flops = 0;            // the members' cost rules on meta tensors, summed
     std::string reason;          // why these nodes form one kernel
 };
 

@@ -249,7 +249,14 @@ KernelEvent gemmEvent(const char *name, const Tensor &out, int64_t k)
 {
     KernelEvent e;
     e.name = name;
-    e.cost.flops = 2.0 * static_cast<double>(out.numel()) * static_cast<double>(k);
+    const double outs = static_cast<double>(out.numel());
+    const double m = static_cast<double>(out.dim() >= 2 ? out.size(-2) : 1);
+    const double n = static_cast<double>(out.size(-1));
+    const double batch = outs / std::max(1.0, m * n);
+    const double elem = static_cast<double>(itemSize(out.dtype()));
+    e.cost.flops = 2.0 * outs * static_cast<double>(k);
+    e.cost.bytesRead = elem * batch * (m + n) * static_cast<double>(k);
+    e.cost.bytesWritten = elem * outs;
     return e;
 }
 

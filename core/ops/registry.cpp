@@ -257,13 +257,33 @@ TensorList runEager(const OpDef &op, const Args &args)
     return outs;
 }
 
+// The op's own kernel, reported as one; views and decomposed ops have none.
+TensorList runObservedKernel(const OpDef &op, const Args &args, OpEvent &event)
+{
+    TensorList outs = allocate(op.shape(args), firstTensorDevice(args));
+    KernelEvent kernel;
+    kernel.name = op.name();
+    kernel.opKernel = true;
+    observers::kernelBegin(kernel);
+    op.cpu(args, outs);
+    event.cost = op.estimateCost(args, outs);
+    kernel.cost = event.cost;
+    observers::kernelEnd(kernel);
+    return outs;
+}
+
 TensorList runObserved(const OpDef &op, const Args &args)
 {
     const std::vector<Tensor> inputs = tensorInputs(args);
     OpEvent event{&op, inputs, {}};
     observers::opBegin(event);
-    TensorList outs = runEager(op, args);
-    event.cost = op.estimateCost(args, outs);
+    TensorList outs;
+    if (op.view || !op.cpu) {
+        outs = runEager(op, args);
+        event.cost = op.estimateCost(args, outs);
+    } else {
+        outs = runObservedKernel(op, args, event);
+    }
     observers::opEnd(event);
     return outs;
 }

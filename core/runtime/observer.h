@@ -29,6 +29,9 @@ struct KernelEvent {
     std::string_view name;    // "aten.add:f32:contiguous", "cblas_sgemm", a fused kernel name
     std::span<const int> origins; // graph-node ids for compiled kernels, empty for eager ones
     OpCost cost;
+    // The eager op's CPU kernel as a whole. Kernels it reports inside itself
+    // (a BLAS call) are the finer truth, and a listener may prefer them.
+    bool opKernel = false;
 };
 
 struct AllocationEvent {
