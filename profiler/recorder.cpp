@@ -99,17 +99,17 @@ void retireBuffers(Session &s)
 
 } // namespace
 
-uint64_t *ThreadBuffer::grow(uint32_t n)
+bool ThreadBuffer::grow(uint32_t n)
 {
     if (g_blocks.load(std::memory_order_relaxed) >= kMaxBlocks || n > Block::kWords) {
         dropped.fetch_add(1, std::memory_order_relaxed);
-        return nullptr;
+        return false;
     }
     Block *b = newBlock();
     tail->next.store(b, std::memory_order_release);
     tail = b;
     tailUsed = 0;
-    return tail->words;
+    return true;
 }
 
 ThreadBuffer *attachThread()

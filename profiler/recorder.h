@@ -52,18 +52,8 @@ struct ThreadBuffer {
     uint32_t serial = 0; // order of registration, for track order
     char name[16] = {};  // the thread's name when it registered
 
-    uint64_t *reserve(uint32_t n)
-    {
-        if (tailUsed + n <= Block::kWords) [[likely]]
-            return tail->words + tailUsed;
-        return grow(n);
-    }
-    void commit(uint32_t n)
-    {
-        tailUsed += n;
-        tail->used.store(tailUsed, std::memory_order_release);
-    }
-    uint64_t *grow(uint32_t n); // a new block, or nullptr (and a drop counted) over the memory cap
+    // Links a new block after the tail; false (and a drop counted) past the memory cap.
+    bool grow(uint32_t n);
 };
 
 extern std::atomic<bool> g_recording;
@@ -84,18 +74,31 @@ inline ThreadBuffer *buffer()
     return t_buffer;
 }
 
-// Writes one record of 2 + payload words; false when it was dropped.
+// Writes one record of 2 + payload words; false when it was dropped. The
+// buffer's fields are read once into locals: the record's stores could alias
+// them, and reloading them would cost more than the stores.
 template <typename Fill>
 inline bool write(uint64_t head, uint32_t payload, Fill &&fill)
 {
     ThreadBuffer *b = buffer();
-    uint64_t *p = b ? b->reserve(2 + payload) : nullptr;
-    if (!p) [[unlikely]]
+    if (!b) [[unlikely]]
         return false;
+    const uint32_t n = 2 + payload;
+    Block *block = b->tail;
+    uint32_t used = b->tailUsed;
+    if (used + n > Block::kWords) [[unlikely]] {
+        if (!b->grow(n))
+            return false;
+        block = b->tail;
+        used = 0;
+    }
+    uint64_t *p = block->words + used;
     p[0] = clock::ticks();
     p[1] = head;
     fill(p + 2);
-    b->commit(2 + payload);
+    used += n;
+    b->tailUsed = used;
+    block->used.store(used, std::memory_order_release);
     return true;
 }
 
