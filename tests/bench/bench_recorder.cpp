@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <vector>
 
 using namespace fusescope;
 using namespace fusescope::profiler;
@@ -55,6 +56,24 @@ double clockPairNs()
     return s * 1e9 / kPairs;
 }
 
+// The floor of a recorded pair: two timestamps and four stores into memory
+// that is already mapped, nothing else.
+double bareTimestampPairNs()
+{
+    std::vector<uint64_t> buffer(size_t(kPairs) * 4);
+    const double s = bench::medianSeconds(5, [&] {
+        uint64_t *p = buffer.data();
+        for (int i = 0; i < kPairs; ++i, p += 4) {
+            p[0] = clock::ticks();
+            p[1] = 1;
+            p[2] = clock::ticks();
+            p[3] = 2;
+            asm volatile("" ::: "memory");
+        }
+    });
+    return s * 1e9 / kPairs;
+}
+
 void scopeCost()
 {
     const double off = pairNs();
@@ -67,6 +86,7 @@ void scopeCost()
     std::printf("record scope pair, on      %6.2f ns  (target <= 20; %zu events drained; tsc clock: %s)\n", on,
                 sink.events, clock::usesTsc() ? "yes" : "no");
     std::printf("steady_clock pair          %6.2f ns  (for scale)\n", clockPairNs());
+    std::printf("two timestamps + 4 stores  %6.2f ns  (the floor of a recorded pair)\n", bareTimestampPairNs());
 }
 
 // Rounds alternate plain and profiled medians; the figure is the median of
