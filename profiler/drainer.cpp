@@ -30,7 +30,6 @@ double doubleOf(uint64_t bits)
 void Drainer::beginRun(int64_t originNs)
 {
     m_origin = originNs;
-    ++m_run;
     m_nextEvent = 0;
     m_tracks.clear();
     m_tracksSent = 0;
@@ -49,7 +48,7 @@ void Drainer::collect(bool keep)
     m_clock = clock::converter();
     uint64_t dropped = 0;
     for (record::ThreadBuffer *b : session::buffers()) {
-        drain(*b, keep);
+        drain(*b);
         dropped += b->dropped.load(std::memory_order_relaxed);
     }
     m_dropped = dropped;
@@ -57,7 +56,7 @@ void Drainer::collect(bool keep)
         m_pending = {};
 }
 
-void Drainer::drain(record::ThreadBuffer &b, bool keep)
+void Drainer::drain(record::ThreadBuffer &b)
 {
     Thread &t = m_threads[&b];
     for (;;) {
@@ -76,7 +75,6 @@ void Drainer::drain(record::ThreadBuffer &b, bool keep)
         b.headConsumed = 0;
         session::releaseBlock(block);
     }
-    (void)keep;
 }
 
 void Drainer::decode(const uint64_t *p, Thread &t, const record::ThreadBuffer &b)

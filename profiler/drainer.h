@@ -53,7 +53,7 @@ private:
         FlowSide from, to;
     };
 
-    void drain(record::ThreadBuffer &b, bool keep);
+    void drain(record::ThreadBuffer &b);
     void decode(const uint64_t *p, Thread &t, const record::ThreadBuffer &b);
     void begin(const uint64_t *p, Thread &t, const record::ThreadBuffer &b);
     void end(const uint64_t *p, Thread &t);
@@ -74,7 +74,6 @@ private:
 
     int64_t m_origin = 0;
     clock::TickConverter m_clock;
-    uint32_t m_run = 0;
     uint32_t m_batch = 0;
     uint32_t m_nextEvent = 0;
     uint64_t m_dropped = 0;

@@ -93,6 +93,10 @@ void Profiler::start()
 {
     if (m_started)
         throw Error("profiler: start() called twice");
+    for (Activity a : m_options.activities) {
+        if (a == Activity::Cuda)
+            throw Error("profiler: the CUDA activity needs the CUPTI backend, which is not built yet in this version");
+    }
     session::start();
     clock::recalibrate();
     observers::add(&m_backend);

@@ -1,6 +1,8 @@
 #include "profiler/recorder.h"
 #include "profiler/session.h"
 
+#include "core/tensor/tensor.h"
+
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -138,7 +140,7 @@ void start()
     record::Session &s = record::session();
     std::lock_guard lock(s.mutex);
     if (s.open)
-        throw std::logic_error("profiler: a recording session is already running");
+        throw Error("profiler: another profiler is recording in this process; stop it first");
     record::retireBuffers(s);
     s.open = true;
     s.serial = 0;

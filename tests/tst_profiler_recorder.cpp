@@ -411,6 +411,22 @@ private slots:
         QVERIFY2(lostMs < 400, qPrintable(QString::number(lostMs)));
     }
 
+    void oneProfilerAtATime()
+    {
+        Profiler first({});
+        first.start();
+        Profiler second({});
+        QVERIFY_THROWS_EXCEPTION(Error, second.start());
+        first.stop();
+        second.start(); // free again
+        { RecordScope scope("after"); }
+        second.stop();
+        QCOMPARE(named(second.trace(), second.trace().runs.at(0), "after").size(), size_t(1));
+        Profiler cuda({.activities = {Activity::Cpu, Activity::Cuda}});
+        QVERIFY_THROWS_EXCEPTION(Error, cuda.start());
+        QVERIFY(!record::on());
+    }
+
     void recordingIsOffOutsideStartStop()
     {
         { RecordScope before("before"); }
