@@ -187,6 +187,7 @@ private slots:
         QCOMPARE(sgemm.size(), size_t(1));
         QCOMPARE(sgemm[0]->kind, EventKind::Kernel);
         QCOMPARE(sgemm[0]->flops, float(2.0 * 64 * 16 * 32));
+        QCOMPARE(sgemm[0]->bytes, float(4 * (64 * 32 + 32 * 16 + 64 * 16)));
         int kernelsUnderMatmul = 0;
         for (const Event &e : r.events) {
             if (e.kind == EventKind::Kernel && e.start >= outer.start && e.end() <= outer.end() &&
@@ -323,6 +324,8 @@ private slots:
                 ++fused;
                 QVERIFY2(t.strings[e.detail].find_first_not_of("0123456789,") == std::string::npos,
                          t.strings[e.detail].c_str());
+                QVERIFY(e.flops >= 4 * 32 * 2); // at least add and gelu per element of the smaller call
+                QVERIFY(e.bytes > 0);
             }
         }
         QCOMPARE(fused, 2); // one fused kernel per call
