@@ -45,6 +45,12 @@ Session &session()
 struct FreeBlocks {
     std::mutex mutex;
     std::vector<Block *> blocks;
+
+    ~FreeBlocks()
+    {
+        for (Block *b : blocks)
+            delete b;
+    }
 };
 
 FreeBlocks &freeBlocks()
@@ -100,6 +106,16 @@ void retireBuffers(Session &s)
 }
 
 } // namespace
+
+// At exit: the session's buffers go with it, straight back to the system.
+ThreadBuffer::~ThreadBuffer()
+{
+    for (Block *b = head; b;) {
+        Block *next = b->next.load(std::memory_order_acquire);
+        delete b;
+        b = next;
+    }
+}
 
 bool ThreadBuffer::grow(uint32_t n)
 {

@@ -52,6 +52,11 @@ struct ThreadBuffer {
     uint32_t serial = 0; // order of registration, for track order
     char name[16] = {};  // the thread's name when it registered
 
+    ThreadBuffer() = default;
+    ~ThreadBuffer();
+    ThreadBuffer(const ThreadBuffer &) = delete;
+    ThreadBuffer &operator=(const ThreadBuffer &) = delete;
+
     // Links a new block after the tail; false (and a drop counted) past the memory cap.
     bool grow(uint32_t n);
 };
