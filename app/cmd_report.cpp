@@ -49,12 +49,12 @@ void printOps(const RunStatistics &s)
 
 void printKernels(const RunStatistics &s)
 {
-    const std::vector<int> w{-40, 7, 11, 10, 9, 8};
-    printRow({QStringLiteral("kernel"), QStringLiteral("calls"), QStringLiteral("total ms"), QStringLiteral("avg us"),
-              QStringLiteral("GFLOP/s"), QStringLiteral("GB/s")}, w);
+    const std::vector<int> w{-40, 7, 11, 11, 10, 9, 8};
+    printRow({QStringLiteral("kernel"), QStringLiteral("calls"), QStringLiteral("total ms"), QStringLiteral("self ms"),
+              QStringLiteral("avg us"), QStringLiteral("GFLOP/s"), QStringLiteral("GB/s")}, w);
     for (size_t i = 0; i < std::min(kTopRows, s.kernels.size()); ++i) {
         const profiler::KernelStats &k = s.kernels[i];
-        printRow({qs(k.name), QString::number(k.time.calls), ms(double(k.time.totalNs)), us(k.time.avgNs()),
+        printRow({qs(k.name), QString::number(k.time.calls), ms(double(k.time.totalNs)), ms(double(k.selfNs)), us(k.time.avgNs()),
                   QString::number(k.gflopsPerSecond(), 'f', 1), QString::number(k.gigabytesPerSecond(), 'f', 1)}, w);
     }
 }
@@ -111,6 +111,7 @@ QJsonObject runJson(const Run &run, const RunStatistics &s)
     for (const profiler::KernelStats &k : s.kernels)
         kernels.append(QJsonObject{{QStringLiteral("name"), qs(k.name)}, {QStringLiteral("calls"), qint64(k.time.calls)},
                                    {QStringLiteral("total_us"), double(k.time.totalNs) / 1e3},
+                                   {QStringLiteral("self_us"), double(k.selfNs) / 1e3},
                                    {QStringLiteral("device"), k.device < 0 ? QStringLiteral("cpu") : QStringLiteral("cuda:%1").arg(k.device)}});
     for (const profiler::CopyStats &c : s.copies)
         copies.append(QJsonObject{{QStringLiteral("kind"), QString::fromUtf8(profiler::copyKindName(c.kind))},

@@ -214,7 +214,10 @@ private:
         case EventKind::Op:
         case EventKind::UserRange: m_ranges.add(index); break;
         case EventKind::Step: m_stats.steps.add(e); break;
-        case EventKind::Kernel: addKernel(e); break;
+        case EventKind::Kernel:
+            addKernel(e);
+            m_ranges.add(index);
+            break;
         case EventKind::Memcpy: addCopy(e); break;
         case EventKind::Memset: m_stats.memsets.add(e); break;
         default: break;
@@ -227,23 +230,40 @@ private:
         return rows.at(e.name.value, [&] { return RangeStats{m_strings[e.name], {}, 0, 0.0}; });
     }
 
+    // Ops and user ranges lose their direct op and range children from their
+    // self time, kernels their direct kernel children (a compiled GEMM kernel
+    // and the BLAS call inside it); kernels inside an op stay the op's own work.
     void addRange(const Event &e, const Event *parent, bool underOp)
+    {
+        const bool kernel = e.kind == EventKind::Kernel;
+        if (kernel)
+            kernelRow(e).selfNs += e.duration;
+        else
+            addOpOrUserRange(e, underOp);
+        if (parent && (parent->kind == EventKind::Kernel) == kernel)
+            (kernel ? kernelRow(*parent).selfNs : rangeRow(*parent).selfNs) -= e.duration;
+    }
+
+    void addOpOrUserRange(const Event &e, bool underOp)
     {
         RangeStats &row = rangeRow(e);
         row.time.add(e);
         row.selfNs += e.duration;
-        if (parent)
-            rangeRow(*parent).selfNs -= e.duration;
         if (e.kind == EventKind::Op && !underOp)
             m_stats.opTimeNs += e.duration;
     }
 
-    void addKernel(const Event &e)
+    KernelStats &kernelRow(const Event &e)
     {
         const EventArgs *args = argsOf(m_run, e);
         const int32_t device = args ? args->device : -1;
         const uint64_t key = uint64_t(e.name.value) << 32 | uint32_t(device);
-        m_kernels.at(key, [&] { return KernelStats{m_strings[e.name], device, {}}; }).time.add(e);
+        return m_kernels.at(key, [&] { return KernelStats{m_strings[e.name], device, {}, 0}; });
+    }
+
+    void addKernel(const Event &e)
+    {
+        kernelRow(e).time.add(e);
         if (e.detail.valid() && !m_strings[e.detail].empty())
             addDetail(m_byDetail[e.detail.value], e);
     }

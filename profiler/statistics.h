@@ -42,6 +42,9 @@ struct KernelStats {
     std::string name;
     int32_t device = -1; // -1 = CPU
     TimeStats time;
+    // Total time minus the kernels recorded inside it (a compiled GEMM kernel
+    // holds its BLAS call), so the self times of a run add up without overlap.
+    int64_t selfNs = 0;
 
     double gflopsPerSecond() const { return time.totalNs ? time.flops / double(time.totalNs) : 0.0; }
     double gigabytesPerSecond() const { return time.totalNs ? time.bytes / double(time.totalNs) : 0.0; }

@@ -391,6 +391,29 @@ private slots:
         QCOMPARE(stats.kernels[2].gflopsPerSecond(), 0.0);
     }
 
+    // A compiled GEMM kernel holds its BLAS call: the kernels' self times add
+    // up without overlap; an op run inside an extern kernel takes nothing from it.
+    void kernelSelfTime()
+    {
+        Trace trace;
+        Run &run = trace.runs.emplace_back();
+        const TrackId t = addTrack(trace, run, "main");
+        addEvent(trace, run, EventKind::Op, "aten.reshape", 0, 120, t, 0);
+        addEvent(trace, run, EventKind::Kernel, "gemm_mm_add_0", 5, 100, t, 1);
+        addEvent(trace, run, EventKind::Kernel, "cblas_sgemm", 10, 80, t, 2);
+        addEvent(trace, run, EventKind::Kernel, "extern_reshape_1", 200, 60, t, 0);
+        addEvent(trace, run, EventKind::Op, "aten.clone", 210, 40, t, 1);
+        addEvent(trace, run, EventKind::Kernel, "aten.clone", 215, 30, t, 2);
+        const RunStatistics stats = computeStatistics(trace, run);
+        QCOMPARE(findRow(stats.kernels, "gemm_mm_add_0")->selfNs, int64_t(20));
+        QCOMPARE(findRow(stats.kernels, "gemm_mm_add_0")->time.totalNs, int64_t(100));
+        QCOMPARE(findRow(stats.kernels, "cblas_sgemm")->selfNs, int64_t(80));
+        QCOMPARE(findRow(stats.kernels, "extern_reshape_1")->selfNs, int64_t(60));
+        QCOMPARE(findRow(stats.kernels, "aten.clone")->selfNs, int64_t(30));
+        QCOMPARE(findRow(stats.ops, "aten.reshape")->selfNs, int64_t(120)); // kernels are an op's own work
+        QCOMPARE(findRow(stats.ops, "aten.clone")->selfNs, int64_t(40));
+    }
+
     void copiesPerKind()
     {
         Trace trace;
