@@ -3,9 +3,9 @@
 // graphs and code; --compare records an eager and a compiled run side by side.
 #include "app/cmdline.h"
 #include "app/commands.h"
+#include "app/runnable.h"
 
 #include "core/compiler/compile.h"
-#include "core/zoo/zoo.h"
 #include "profiler/profiler.h"
 #include "profiler/tracewriter.h"
 
@@ -28,12 +28,12 @@ struct ProfileRequest {
 };
 
 // Records `steps` calls of the model in one mode; returns the runs it wrote.
-int recordMode(const ProfileRequest &req, const std::string &mode, zoo::Instance &instance,
+int recordMode(const ProfileRequest &req, const std::string &mode, const Runnable &runnable,
                profiler::TraceWriter &writer, int firstRun)
 {
     std::optional<compiler::CompiledFunction> fn;
     if (mode == "compiled")
-        fn.emplace(compiler::compile(instance.model));
+        fn.emplace(compiler::compile(runnable.fn, runnable.parameters));
     int windows = 0;
     ProfilerOptions options{.schedule = req.schedule,
                             .recordShapes = req.recordShapes,
@@ -48,9 +48,9 @@ int recordMode(const ProfileRequest &req, const std::string &mode, zoo::Instance
     prof.start();
     for (int step = 0; step < req.steps; ++step) {
         if (fn)
-            (*fn)(instance.inputs);
+            (*fn)(runnable.inputs);
         else
-            (*instance.model)(instance.inputs);
+            runnable.fn(runnable.inputs);
         prof.step();
     }
     prof.stop();
@@ -103,7 +103,7 @@ int runProfileCommand(const QStringList &args)
                     QStringLiteral("MODEL [--compile | --compare] [--device cpu|cuda] [--steps N] "
                                    "[--schedule wait=W,warmup=U,active=A,repeat=R] [--record-shapes] "
                                    "[--profile-memory] -o FILE.fstrace"),
-                    QStringLiteral("Runs a zoo model N steps under the profiler and records ops, kernels, allocations,\n"
+                    QStringLiteral("Runs a zoo model or an .onnx file N steps under the profiler and records ops, kernels, allocations,\n"
                                    "compile stages and steps into one .fstrace file (see docs/trace-format.md)."));
     QCommandLineParser &p = cmd.parser();
     p.addOptions({{QStringLiteral("compile"), QStringLiteral("Run through the compiler; the file holds every compile stage.")},
@@ -121,13 +121,13 @@ int runProfileCommand(const QStringList &args)
         return *exit;
     const QString out = p.value(QStringLiteral("o"));
     try {
-        zoo::Instance instance = zoo::create(req.model, 0);
+        const Runnable runnable = loadRunnable(QString::fromStdString(req.model));
         profiler::TraceMeta meta;
         meta.commandLine = QCoreApplication::arguments().join(QLatin1Char(' ')).toStdString();
         profiler::TraceWriter writer(out.toStdString(), meta);
         int runs = 0;
         for (const std::string &mode : req.modes)
-            runs += recordMode(req, mode, instance, writer, runs);
+            runs += recordMode(req, mode, runnable, writer, runs);
         writer.close();
         printLine(QStringLiteral("%1: %2 run(s) of %3, %4 step(s) each").arg(out).arg(runs)
                       .arg(QString::fromStdString(req.model)).arg(req.steps));

@@ -2,6 +2,7 @@
 // median time and the outputs.
 #include "app/cmdline.h"
 #include "app/commands.h"
+#include "app/runnable.h"
 
 #include "core/compiler/compile.h"
 #include "core/runtime/machine.h"
@@ -29,20 +30,32 @@ void listModels()
     }
 }
 
-// Options that belong to later parts of the contract refuse with a reason.
-std::optional<int> refusePlanned(CommandLine &cmd, const QString &model)
+std::optional<int> refusePlanned(CommandLine &cmd)
 {
-    QCommandLineParser &p = cmd.parser();
-    if (p.isSet(QStringLiteral("input-dir")) || p.isSet(QStringLiteral("output-dir")))
-        return cmd.usageError(QStringLiteral("--input-dir/--output-dir: ONNX tensor files are not supported yet in this version"));
-    if (model.endsWith(QLatin1String(".onnx"), Qt::CaseInsensitive))
-        return cmd.usageError(QStringLiteral("%1: ONNX import is not built yet in this version").arg(model));
-    const QString device = p.value(QStringLiteral("device"));
+    const QString device = cmd.parser().value(QStringLiteral("device"));
     if (device == QLatin1String("cuda"))
         return cmd.usageError(QStringLiteral("--device cuda: the CUDA backend is not built yet in this version"));
     if (device != QLatin1String("cpu"))
         return cmd.usageError(QStringLiteral("--device must be cpu or cuda, got '%1'").arg(device));
     return std::nullopt;
+}
+
+QJsonArray outputsJson(const Runnable &r, const TensorList &outputs)
+{
+    QJsonArray list;
+    for (size_t i = 0; i < outputs.size(); ++i)
+        list.append(QJsonObject{{QStringLiteral("name"), QString::fromStdString(r.outputNames.at(i))},
+                                {QStringLiteral("dtype"), QString::fromUtf8(dtypeName(outputs[i].dtype()))},
+                                {QStringLiteral("shape"), shapeJson(outputs[i].sizes())}});
+    return list;
+}
+
+void printOutputs(const Runnable &r, const TensorList &outputs)
+{
+    for (size_t i = 0; i < outputs.size(); ++i)
+        printLine(QStringLiteral("%1: %2 %3").arg(QString::fromStdString(r.outputNames.at(i)),
+                                                  QString::fromUtf8(dtypeName(outputs[i].dtype())),
+                                                  QString::fromStdString(shapeStr(outputs[i].sizes()))));
 }
 
 } // namespace
@@ -51,7 +64,8 @@ int runRunCommand(const QStringList &args)
 {
     CommandLine cmd(QStringLiteral("run"),
                     QStringLiteral("MODEL [--compile] [--device cpu|cuda] [--input-dir D] [--output-dir D] [--repeat N] [--json]"),
-                    QStringLiteral("Runs a zoo model (see --list) or an .onnx file once, or N times reporting the median."));
+                    QStringLiteral("Runs a zoo model (see --list) or an .onnx file once, or N times reporting the median.\n"
+                                   "Inputs are random with a fixed seed unless --input-dir holds input_0.pb ..."));
     QCommandLineParser &p = cmd.parser();
     p.addOptions({{QStringLiteral("list"), QStringLiteral("List the zoo's models.")},
                   {QStringLiteral("compile"), QStringLiteral("Run through the compiler.")},
@@ -69,52 +83,46 @@ int runRunCommand(const QStringList &args)
     if (p.positionalArguments().isEmpty())
         return cmd.usageError(QStringLiteral("missing MODEL (fusescope run --list shows the zoo)"));
     const QString model = p.positionalArguments().front();
-    if (auto exit = refusePlanned(cmd, model))
+    if (auto exit = refusePlanned(cmd))
         return *exit;
     const auto repeat = cmd.intOption(QStringLiteral("repeat"), 1, 1);
     if (!repeat)
         return ExitUsage;
-
-    zoo::Instance instance;
-    try {
-        instance = zoo::create(model.toStdString(), 0);
-    } catch (const Error &e) {
-        return cmd.badInput(QString::fromUtf8(e.what()));
-    }
     const bool compiled = p.isSet(QStringLiteral("compile"));
-    Tensor output;
+    TensorList outputs;
     double medianMs = 0, compileMs = 0;
+    Runnable r;
     try {
-        std::function<Tensor()> call = [&] { return (*instance.model)(instance.inputs); };
+        r = loadRunnable(model, p.value(QStringLiteral("input-dir")));
+        std::function<TensorList()> call = [&] { return r.fn(r.inputs); };
         std::optional<compiler::CompiledFunction> fn;
         if (compiled) {
-            fn.emplace(compiler::compile(instance.model));
-            (*fn)(instance.inputs); // captures and compiles
+            fn.emplace(compiler::compile(r.fn, r.parameters));
+            (*fn)(r.inputs); // captures and compiles
             compileMs = fn->lastCompileMs();
-            call = [&] { return (*fn)(instance.inputs).front(); };
+            call = [&] { return (*fn)(r.inputs); };
         }
-        medianMs = medianMilliseconds(*repeat, [&] { output = call(); });
+        medianMs = medianMilliseconds(*repeat, [&] { outputs = call(); });
+        if (p.isSet(QStringLiteral("output-dir")))
+            writeOutputs(p.value(QStringLiteral("output-dir")), r, outputs);
     } catch (const Error &e) {
-        return cmd.badInput(QStringLiteral("%1: %2").arg(model, QString::fromUtf8(e.what())));
+        const QString what = QString::fromUtf8(e.what());
+        return cmd.badInput(what.startsWith(model) ? what : QStringLiteral("%1: %2").arg(model, what));
     }
     const QString mode = compiled ? QStringLiteral("compiled") : QStringLiteral("eager");
     if (p.isSet(QStringLiteral("json"))) {
-        const QJsonObject out{{QStringLiteral("name"), QStringLiteral("output_0")},
-                              {QStringLiteral("dtype"), QString::fromUtf8(dtypeName(output.dtype()))},
-                              {QStringLiteral("shape"), shapeJson(output.sizes())}};
         printJson(QJsonDocument(QJsonObject{{QStringLiteral("model"), model},
                                             {QStringLiteral("mode"), mode},
                                             {QStringLiteral("device"), QStringLiteral("cpu")},
                                             {QStringLiteral("median_ms"), medianMs},
                                             {QStringLiteral("compile_ms"), compiled ? QJsonValue(compileMs) : QJsonValue()},
-                                            {QStringLiteral("outputs"), QJsonArray{out}}}));
+                                            {QStringLiteral("outputs"), outputsJson(r, outputs)}}));
         return ExitOk;
     }
     printLine(QStringLiteral("%1 (%2, cpu): median %3 ms over %4 run(s)").arg(model, mode).arg(medianMs, 0, 'f', 3).arg(*repeat));
     if (compiled)
         printLine(QStringLiteral("compile: %1 ms").arg(compileMs, 0, 'f', 1));
-    printLine(QStringLiteral("output_0: %1 %2").arg(QString::fromUtf8(dtypeName(output.dtype())),
-                                                    QString::fromStdString(shapeStr(output.sizes()))));
+    printOutputs(r, outputs);
     return ExitOk;
 }
 

@@ -1,13 +1,14 @@
-// `fusescope stages MODEL`: compiles a zoo model and lists its compile
-// stages, or prints one stage's graph (text, dot, json) or generated code.
+// `fusescope stages FILE|MODEL`: lists the compile stages of a trace file, or
+// of a zoo model or an ONNX file compiled now, or prints one stage's graph
+// (text, dot, json) or generated code.
 #include "app/cmdline.h"
 #include "app/commands.h"
+#include "app/runnable.h"
 #include "app/tracefile.h"
 
 #include "core/compiler/compile.h"
 #include "core/compiler/graph_format.h"
 #include "core/compiler/graph_json.h"
-#include "core/zoo/zoo.h"
 
 #include <QFileInfo>
 #include <QJsonArray>
@@ -114,11 +115,10 @@ std::vector<CompileStage> stagesOfFile(const QString &path)
 
 std::vector<CompileStage> stagesOfModel(const QString &model)
 {
-    zoo::Instance instance = zoo::create(model.toStdString(), 0);
-    compiler::CompiledFunction fn = compiler::compile(instance.model);
-    fn(instance.inputs);
-    std::vector<CompileStage> stages = fn.stages();
-    return stages;
+    const Runnable r = loadRunnable(model);
+    compiler::CompiledFunction fn = compiler::compile(r.fn, r.parameters);
+    fn(r.inputs);
+    return fn.stages();
 }
 
 } // namespace
@@ -127,7 +127,7 @@ int runStagesCommand(const QStringList &args)
 {
     CommandLine cmd(QStringLiteral("stages"), QStringLiteral("FILE|MODEL [--stage NAME|N] [--format text|dot|json]"),
                     QStringLiteral("Lists the compile stages (name, duration, nodes, kernels) of a trace file recorded with\n"
-                                   "profile --compile, or of a zoo model compiled now;\n"
+                                   "profile --compile, or of a zoo model or .onnx file compiled now;\n"
                                    "or prints one stage's graph; --stage codegen prints the generated source."));
     QCommandLineParser &p = cmd.parser();
     p.addOptions({{QStringLiteral("stage"), QStringLiteral("A stage by name or index: ") + stageNameList(), QStringLiteral("NAME|N")},
@@ -141,8 +141,9 @@ int runStagesCommand(const QStringList &args)
     std::vector<CompileStage> stages;
     try {
         // Zoo names have neither dots nor slashes: anything else is a file, present or not.
-        const bool isFile = QFileInfo::exists(target) || target.contains(QLatin1Char('/')) || target.contains(QLatin1Char('.'));
-        stages = isFile ? stagesOfFile(target) : stagesOfModel(target);
+        const bool isTrace = !isOnnxPath(target) && (QFileInfo::exists(target) || target.contains(QLatin1Char('/')) ||
+                                                     target.contains(QLatin1Char('.')));
+        stages = isTrace ? stagesOfFile(target) : stagesOfModel(target);
     } catch (const Error &e) {
         return cmd.badInput(QString::fromUtf8(e.what()));
     }

@@ -2,6 +2,7 @@
 // shared/CLI.md is what scripts depend on, so it is tested from outside.
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -332,6 +333,58 @@ private slots:
             QCOMPARE(r.exitCode, 1);
             QVERIFY2(r.err.contains(path), qPrintable(r.err));
         }
+    }
+
+    // ONNX's own test folder layout in and out, eager and compiled, as CLI.md says.
+    void runOnnxWithInputAndOutputDirs()
+    {
+        const QString folder = QStringLiteral(FUSESCOPE_TESTDATA_DIR "/onnx-node/test_gemm_default_matrix_bias");
+        if (!QFileInfo::exists(folder))
+            QSKIP("../shared/testdata/onnx-node is absent");
+        QTemporaryDir dir;
+        for (const char *mode : {"eager", "compiled"}) {
+            const QString out = dir.filePath(QString::fromLatin1(mode));
+            QStringList args{"run", folder + "/model.onnx", "--input-dir", folder + "/test_data_set_0", "--output-dir",
+                             out, "--repeat", "2", "--json"};
+            if (QLatin1String(mode) == QLatin1String("compiled"))
+                args << "--compile";
+            const Result r = runFusescope(args, cacheEnvironment());
+            QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+            const QJsonObject doc = QJsonDocument::fromJson(r.out.toUtf8()).object();
+            QCOMPARE(doc.value("mode").toString(), QString::fromLatin1(mode));
+            const QJsonObject output = doc.value("outputs").toArray().at(0).toObject();
+            QCOMPARE(output.value("shape").toArray(), (QJsonArray{3, 4}));
+            QCOMPARE(output.value("dtype").toString(), QStringLiteral("f32"));
+            // A TensorProto of 12 floats: the raw data alone is 48 bytes.
+            QVERIFY(QFileInfo(out + "/output_0.pb").size() > 48);
+        }
+        const Result stages = runFusescope({"stages", folder + "/model.onnx"}, cacheEnvironment());
+        QCOMPARE(stages.exitCode, 0);
+        QCOMPARE(stages.out.count(QRegularExpression(QStringLiteral("(?m)^\\d  "))), 7);
+    }
+
+    void onnxRefusals()
+    {
+        const QString folder = QStringLiteral(FUSESCOPE_TESTDATA_DIR "/onnx-node/test_gemm_default_matrix_bias");
+        if (!QFileInfo::exists(folder))
+            QSKIP("../shared/testdata/onnx-node is absent");
+        QTemporaryDir dir;
+        const QString garbage = dir.filePath(QStringLiteral("garbage.onnx"));
+        QFile f(garbage);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray(300, '\x55'));
+        f.close();
+        Result r = runFusescope({"run", garbage});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains(garbage), qPrintable(r.err));
+        // test_add's inputs do not fit Gemm's model.
+        r = runFusescope({"run", folder + "/model.onnx", "--input-dir",
+                          QStringLiteral(FUSESCOPE_TESTDATA_DIR "/onnx-node/test_add/test_data_set_0")});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains(QLatin1String("input")), qPrintable(r.err));
+        r = runFusescope({"run", folder + "/model.onnx", "--input-dir", dir.filePath("none")});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains(QLatin1String("no such folder")), qPrintable(r.err));
     }
 
     void noDisplayIsAnError()
