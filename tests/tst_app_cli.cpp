@@ -39,6 +39,12 @@ QProcessEnvironment cacheEnvironment()
     return env;
 }
 
+// What `fusescope --version` says this build has ("onnx", "cuda" …).
+bool buildHas(const char *feature)
+{
+    return runFusescope({QStringLiteral("--version")}).out.contains(QStringLiteral("%1=on").arg(QLatin1String(feature)));
+}
+
 } // namespace
 
 class TestCli : public QObject
@@ -341,6 +347,8 @@ private slots:
         const QString folder = QStringLiteral(FUSESCOPE_TESTDATA_DIR "/onnx-node/test_gemm_default_matrix_bias");
         if (!QFileInfo::exists(folder))
             QSKIP("../shared/testdata/onnx-node is absent");
+        if (!buildHas("onnx"))
+            QSKIP("this build has no ONNX support");
         QTemporaryDir dir;
         for (const char *mode : {"eager", "compiled"}) {
             const QString out = dir.filePath(QString::fromLatin1(mode));
@@ -368,6 +376,8 @@ private slots:
         const QString folder = QStringLiteral(FUSESCOPE_TESTDATA_DIR "/onnx-node/test_gemm_default_matrix_bias");
         if (!QFileInfo::exists(folder))
             QSKIP("../shared/testdata/onnx-node is absent");
+        if (!buildHas("onnx"))
+            QSKIP("this build has no ONNX support");
         QTemporaryDir dir;
         const QString garbage = dir.filePath(QStringLiteral("garbage.onnx"));
         QFile f(garbage);
