@@ -495,8 +495,44 @@ void im2colConv(const ConvGeometry &g, const T *x, const T *w, const T *bias, T 
         convImageBands(g, x, w, bias, out, dtype);
 }
 
-// groups == C with one input channel per group: each output plane is a
-// weighted sum of shifted rows of one input plane.
+// row[ow] += taps[kj] * src[ow * stride + offset(kj)] over the outputs where
+// tap kj lands inside the input (one pass per tap).
+template <typename T>
+void accumulateTap(T *__restrict row, const T *__restrict src, const Axis &a, int64_t kj, T tap, Span span)
+{
+    const int64_t s = a.stride, off = a.offset(kj);
+    for (int64_t ow = span.lo; ow < span.hi; ++ow)
+        row[ow] += tap * src[ow * s + off];
+}
+
+// One output row from one input row. The outputs where all taps are inside
+// take every tap in one pass (3x3 is MobileNet's and EfficientNet's case);
+// the few at the borders go tap by tap.
+template <typename T>
+void accumulateRow(T *__restrict row, const T *__restrict src, const Axis &a, const T *taps,
+                   const std::vector<Span> &spans)
+{
+    Span inner{0, a.out};
+    for (const Span &sp : spans)
+        inner = {std::max(inner.lo, sp.lo), std::min(inner.hi, sp.hi)};
+    if (a.kernel != 3 || inner.lo >= inner.hi) {
+        for (int64_t kj = 0; kj < a.kernel; ++kj)
+            accumulateTap(row, src, a, kj, taps[kj], spans[size_t(kj)]);
+        return;
+    }
+    for (int64_t kj = 0; kj < 3; ++kj) {
+        accumulateTap(row, src, a, kj, taps[kj], {spans[size_t(kj)].lo, inner.lo});
+        accumulateTap(row, src, a, kj, taps[kj], {inner.hi, spans[size_t(kj)].hi});
+    }
+    const int64_t s = a.stride;
+    const T *__restrict p0 = src + a.offset(0), *__restrict p1 = src + a.offset(1), *__restrict p2 = src + a.offset(2);
+    const T t0 = taps[0], t1 = taps[1], t2 = taps[2];
+    for (int64_t ow = inner.lo; ow < inner.hi; ++ow)
+        row[ow] += t0 * p0[ow * s] + t1 * p1[ow * s] + t2 * p2[ow * s];
+}
+
+// groups == C with one input channel per group: each output row is a
+// weighted sum of a few input rows.
 template <typename T>
 void depthwiseConv(const ConvGeometry &g, const T *x, const T *w, const T *bias, T *out)
 {
@@ -510,17 +546,10 @@ void depthwiseConv(const ConvGeometry &g, const T *x, const T *w, const T *bias,
             T *dst = out + p * cols;
             std::fill(dst, dst + cols, bias ? bias[o] : T(0));
             for (int64_t oh = 0; oh < g.h.out; ++oh) {
-                T *row = dst + oh * g.w.out;
                 for (int64_t ki = 0; ki < g.h.kernel; ++ki) {
-                    if (!g.h.inside(oh, ki))
-                        continue;
-                    const T *src = plane + (oh * g.h.stride + g.h.offset(ki)) * g.in.w;
-                    for (int64_t kj = 0; kj < g.w.kernel; ++kj) {
-                        const T tap = taps[ki * g.w.kernel + kj];
-                        const int64_t s = g.w.stride, off = g.w.offset(kj);
-                        for (int64_t ow = spansW[size_t(kj)].lo; ow < spansW[size_t(kj)].hi; ++ow)
-                            row[ow] += tap * src[ow * s + off];
-                    }
+                    if (g.h.inside(oh, ki))
+                        accumulateRow(dst + oh * g.w.out, plane + (oh * g.h.stride + g.h.offset(ki)) * g.in.w, g.w,
+                                      taps + ki * g.w.kernel, spansW);
                 }
             }
         }
