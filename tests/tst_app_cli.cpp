@@ -45,6 +45,16 @@ bool buildHas(const char *feature)
     return runFusescope({QStringLiteral("--version")}).out.contains(QStringLiteral("%1=on").arg(QLatin1String(feature)));
 }
 
+// ONNX's Gemm node test, or "" with the reason it cannot run here.
+QString onnxGemmTest(QString &why)
+{
+    const QString folder = QStringLiteral(FUSESCOPE_TESTDATA_DIR "/onnx-node/test_gemm_default_matrix_bias");
+    why = !QFileInfo::exists(folder) ? QStringLiteral("../shared/testdata/onnx-node is absent")
+        : !buildHas("onnx")          ? QStringLiteral("this build has no ONNX support")
+                                     : QString();
+    return why.isEmpty() ? folder : QString();
+}
+
 } // namespace
 
 class TestCli : public QObject
@@ -344,11 +354,10 @@ private slots:
     // ONNX's own test folder layout in and out, eager and compiled, as CLI.md says.
     void runOnnxWithInputAndOutputDirs()
     {
-        const QString folder = QStringLiteral(FUSESCOPE_TESTDATA_DIR "/onnx-node/test_gemm_default_matrix_bias");
-        if (!QFileInfo::exists(folder))
-            QSKIP("../shared/testdata/onnx-node is absent");
-        if (!buildHas("onnx"))
-            QSKIP("this build has no ONNX support");
+        QString why;
+        const QString folder = onnxGemmTest(why);
+        if (folder.isEmpty())
+            QSKIP(qPrintable(why));
         QTemporaryDir dir;
         for (const char *mode : {"eager", "compiled"}) {
             const QString out = dir.filePath(QString::fromLatin1(mode));
@@ -373,11 +382,10 @@ private slots:
 
     void onnxRefusals()
     {
-        const QString folder = QStringLiteral(FUSESCOPE_TESTDATA_DIR "/onnx-node/test_gemm_default_matrix_bias");
-        if (!QFileInfo::exists(folder))
-            QSKIP("../shared/testdata/onnx-node is absent");
-        if (!buildHas("onnx"))
-            QSKIP("this build has no ONNX support");
+        QString why;
+        const QString folder = onnxGemmTest(why);
+        if (folder.isEmpty())
+            QSKIP(qPrintable(why));
         QTemporaryDir dir;
         const QString garbage = dir.filePath(QStringLiteral("garbage.onnx"));
         QFile f(garbage);

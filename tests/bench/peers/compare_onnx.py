@@ -9,18 +9,16 @@ usage: python compare_onnx.py FUSESCOPE_BINARY MODELS_DIR [--rounds R] [--repeat
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 import onnx.numpy_helper
 import onnxruntime as ort
 
-from compare_eager import run_json
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare_eager import run_json  # noqa: E402
+from torch_workloads import median_ms  # noqa: E402
 
 
 def read_tensor(path):
@@ -28,16 +26,6 @@ def read_tensor(path):
     with open(path, "rb") as f:
         t.ParseFromString(f.read())
     return onnx.numpy_helper.to_array(t)
-
-
-def median_ms(fn, repeat):
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
 
 
 def ort_ms(folder, x, repeat):
