@@ -65,11 +65,8 @@ int recordMode(const ProfileRequest &req, const std::string &mode, const Runnabl
 std::optional<int> readRequest(CommandLine &cmd, ProfileRequest &req)
 {
     QCommandLineParser &p = cmd.parser();
-    const QString device = p.value(QStringLiteral("device"));
-    if (device == QLatin1String("cuda"))
-        return cmd.usageError(QStringLiteral("--device cuda: the CUDA backend is not built yet in this version"));
-    if (device != QLatin1String("cpu"))
-        return cmd.usageError(QStringLiteral("--device must be cpu or cuda, got '%1'").arg(device));
+    if (auto exit = cmd.refuseDevice())
+        return exit;
     if (!p.isSet(QStringLiteral("o")))
         return cmd.usageError(QStringLiteral("missing -o FILE.fstrace"));
     if (p.isSet(QStringLiteral("compare")))

@@ -30,16 +30,6 @@ void listModels()
     }
 }
 
-std::optional<int> refusePlanned(CommandLine &cmd)
-{
-    const QString device = cmd.parser().value(QStringLiteral("device"));
-    if (device == QLatin1String("cuda"))
-        return cmd.usageError(QStringLiteral("--device cuda: the CUDA backend is not built yet in this version"));
-    if (device != QLatin1String("cpu"))
-        return cmd.usageError(QStringLiteral("--device must be cpu or cuda, got '%1'").arg(device));
-    return std::nullopt;
-}
-
 QJsonArray outputsJson(const Runnable &r, const TensorList &outputs)
 {
     QJsonArray list;
@@ -83,7 +73,7 @@ int runRunCommand(const QStringList &args)
     if (p.positionalArguments().isEmpty())
         return cmd.usageError(QStringLiteral("missing MODEL (fusescope run --list shows the zoo)"));
     const QString model = p.positionalArguments().front();
-    if (auto exit = refusePlanned(cmd))
+    if (auto exit = cmd.refuseDevice())
         return *exit;
     const auto repeat = cmd.intOption(QStringLiteral("repeat"), 1, 1);
     if (!repeat)

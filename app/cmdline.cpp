@@ -45,6 +45,16 @@ std::optional<int> CommandLine::intOption(const QString &option, int fallback, i
     return value;
 }
 
+std::optional<int> CommandLine::refuseDevice()
+{
+    const QString device = m_parser.value(QStringLiteral("device"));
+    if (device == QLatin1String("cuda"))
+        return usageError(QStringLiteral("--device cuda: the CUDA backend is not built yet in this version"));
+    if (device != QLatin1String("cpu"))
+        return usageError(QStringLiteral("--device must be cpu or cuda, got '%1'").arg(device));
+    return std::nullopt;
+}
+
 int CommandLine::usageError(const QString &message) const
 {
     std::cerr << "fusescope " << m_name.toStdString() << ": " << message.toStdString() << "\n";

@@ -25,6 +25,9 @@ public:
 
     // Reads an integer option >= minimum; on error prints and returns nullopt.
     std::optional<int> intOption(const QString &option, int fallback, int minimum);
+    // The --device option: cpu runs; cuda refuses (no CUDA backend yet); anything
+    // else is a usage error. Returns the exit code when the command must stop.
+    std::optional<int> refuseDevice();
 
     int usageError(const QString &message) const;
     int badInput(const QString &message) const;

@@ -53,11 +53,8 @@ Runnable zooRunnable(const QString &name, const QString &inputDir)
 {
     zoo::Instance instance = zoo::create(name.toStdString(), 0);
     std::shared_ptr<nn::Module> module = instance.model;
-    compiler::NamedTensors params = module->namedParameters();
-    for (const auto &b : module->namedBuffers())
-        params.push_back(b);
-    Runnable r{name, [module](const TensorList &in) { return TensorList{(*module)(in)}; }, std::move(params),
-               std::move(instance.inputs), {"output_0"}, module};
+    Runnable r{name, [module](const TensorList &in) { return TensorList{(*module)(in)}; },
+               compiler::moduleTensors(*module), std::move(instance.inputs), {"output_0"}, module};
     if (!inputDir.isEmpty()) {
 #if FUSESCOPE_HAVE_ONNX
         r.inputs = readInputDir(inputDir);

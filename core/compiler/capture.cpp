@@ -31,12 +31,17 @@ Graph capture(const TensorFn &fn, const std::vector<CaptureInput> &inputs, const
     return graph;
 }
 
+NamedTensors moduleTensors(const nn::Module &module)
+{
+    NamedTensors tensors = module.namedParameters();
+    for (const auto &b : module.namedBuffers())
+        tensors.push_back(b);
+    return tensors;
+}
+
 Graph captureModule(nn::Module &module, const std::vector<CaptureInput> &inputs)
 {
-    NamedTensors params = module.namedParameters();
-    for (auto &b : module.namedBuffers())
-        params.push_back(b);
-    return capture([&](const TensorList &in) { return TensorList{module(in)}; }, inputs, params);
+    return capture([&](const TensorList &in) { return TensorList{module(in)}; }, inputs, moduleTensors(module));
 }
 
 std::vector<CaptureInput> zooInputs(const std::string &model)

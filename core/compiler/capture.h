@@ -28,6 +28,8 @@ using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
 // Throws Error naming the op when the function fails on meta tensors.
 Graph capture(const TensorFn &fn, const std::vector<CaptureInput> &inputs, const NamedTensors &parameters = {});
+// A module's parameters and buffers with their dotted names: what get_attr nodes read.
+NamedTensors moduleTensors(const nn::Module &module);
 // Captures a module's forward; its parameters and buffers keep their dotted names.
 Graph captureModule(nn::Module &module, const std::vector<CaptureInput> &inputs);
 // The inputs of a zoo model, shaped as its ModelInfo says.

@@ -355,9 +355,7 @@ CompiledFunction compile(TensorFn fn, NamedTensors parameters, CompileOptions op
 
 CompiledFunction compile(std::shared_ptr<nn::Module> module, CompileOptions options)
 {
-    NamedTensors params = module->namedParameters();
-    for (const auto &b : module->namedBuffers())
-        params.push_back(b);
+    NamedTensors params = moduleTensors(*module);
     return CompiledFunction([module](const TensorList &in) { return TensorList{(*module)(in)}; }, std::move(params),
                             options);
 }
