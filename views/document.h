@@ -1,0 +1,44 @@
+#pragma once
+// What the window shows of one opened file: the compile stages of one run
+// with their parsed graphs, and the measured times when the run was profiled.
+// Built once by a loader in a worker thread, immutable after, shared by every
+// view through a shared_ptr<const Document>.
+
+#include "views/stagegraph.h"
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace fusescope {
+
+struct Document {
+    std::string path;
+    std::string title;  // "encoder, run 1 'compiled'" or "resnet18.onnx"
+    std::string format; // "Fusescope trace", "ONNX model"
+    std::vector<compiler::CompileStage> stages;           // pipeline order, every segment
+    std::vector<std::shared_ptr<const StageGraph>> graphs; // parallel to stages
+    // Measured on a profiled run: time per captured node id (compiled kernels'
+    // time attributed through origins) and per fused kernel name.
+    bool profiled = false;
+    std::unordered_map<int, double> nodeTimeNs;
+    std::unordered_map<std::string, double> kernelTimeNs;
+    std::vector<std::string> notes; // what the user should know: "run 0 was cut short"
+
+    // The index of stage `name` of `segment`, or -1.
+    int stageIndex(const std::string &name, int segment = 0) const
+    {
+        for (size_t i = 0; i < stages.size(); ++i) {
+            if (stages[i].name == name && stages[i].segment == segment)
+                return int(i);
+        }
+        return -1;
+    }
+    const StageGraph *graph(const std::string &name, int segment = 0) const
+    {
+        const int i = stageIndex(name, segment);
+        return i < 0 ? nullptr : graphs[size_t(i)].get();
+    }
+};
+
+} // namespace fusescope
