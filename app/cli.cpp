@@ -77,13 +77,14 @@ int runScreenshot(int argc, char **argv, const QString &dir, const QStringList &
         return ExitBadInput;
     }
     MainWindow window;
-    window.resize(1280, 800);
+    window.resize(1600, 1000);
     if (!files.isEmpty()) {
         const OpenOutcome outcome = openDocument(files.front());
         if (!outcome.ok) {
             std::cerr << "fusescope: " << outcome.reason.toStdString() << "\n";
             return ExitBadInput;
         }
+        window.setDocument(outcome.document);
     }
     QString error;
     const QStringList written = window.renderViews(dir, &error);

@@ -2,14 +2,6 @@
 
 namespace fusescope {
 
-int runOpsCommand(const QStringList &args);
-int runRunCommand(const QStringList &args);
-int runBenchCommand(const QStringList &args);
-int runStagesCommand(const QStringList &args);
-int runProfileCommand(const QStringList &args);
-int runReportCommand(const QStringList &args);
-int runExportCommand(const QStringList &args);
-
 namespace {
 
 constexpr Command kCommands[] = {
@@ -20,7 +12,7 @@ constexpr Command kCommands[] = {
     {"report", "statistics of a trace (hints come with the hints engine)", runReportCommand},
     {"export", "convert a trace to Chrome trace JSON", runExportCommand},
     {"stages", "list compile stages and print their graphs or code", runStagesCommand},
-    {"demo", "profile a zoo model eager and compiled and show it", nullptr},
+    {"demo", "profile a zoo model eager and compiled and show it", runDemoCommand},
 };
 
 } // namespace

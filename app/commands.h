@@ -16,6 +16,17 @@ struct Command {
 };
 
 std::span<const Command> commands();
+
+// The commands' entry points (cmd_<name>.cpp); the demo and the window reuse
+// profile and report through them.
+int runOpsCommand(const QStringList &args);
+int runRunCommand(const QStringList &args);
+int runBenchCommand(const QStringList &args);
+int runStagesCommand(const QStringList &args);
+int runProfileCommand(const QStringList &args);
+int runReportCommand(const QStringList &args);
+int runExportCommand(const QStringList &args);
+int runDemoCommand(const QStringList &args);
 const Command *findCommand(const QString &name);
 
 } // namespace fusescope

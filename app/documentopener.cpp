@@ -1,21 +1,273 @@
 #include "app/documentopener.h"
 
+#include "app/runnable.h"
+#include "core/compiler/compile.h"
+#include "profiler/statistics.h"
 #include "profiler/traceformat.h"
+#include "profiler/tracereader.h"
 
 #include <QCoreApplication>
 #include <QFileInfo>
 
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
 namespace fusescope {
+namespace {
+
+using profiler::RunListing;
+
+// Thrown between steps when the caller set the cancel flag; loadDocument
+// turns it into a null result, so it never escapes.
+struct Cancelled {};
+
+QString tr(const char *text)
+{
+    return QCoreApplication::translate("fusescope", text);
+}
+
+std::string runLabel(int index, const std::string &name)
+{
+    return "run " + std::to_string(index) + " '" + name + "'";
+}
+
+// One load: the file's name for messages, progress and the cancel flag.
+class Load
+{
+public:
+    Load(const QString &path, const LoadProgress &control)
+        : path(path)
+        , file(path.toStdString())
+        , name(QFileInfo(path).fileName().isEmpty() ? file : QFileInfo(path).fileName().toStdString())
+        , m_control(control)
+    {
+    }
+
+    // Never throws: the trace reader calls it too.
+    void report(double fraction, const char *what) const
+    {
+        if (m_control.progress)
+            m_control.progress(std::clamp(fraction, 0.0, 1.0), tr(what));
+    }
+    bool cancelRequested() const { return m_control.cancel && m_control.cancel->load(std::memory_order_relaxed); }
+    void checkCancel() const
+    {
+        if (cancelRequested())
+            throw Cancelled{};
+    }
+    const std::atomic<bool> *cancelFlag() const { return m_control.cancel; }
+
+    const QString path;
+    const std::string file;
+    const std::string name; // the file name, for messages
+
+private:
+    const LoadProgress &m_control;
+};
+
+// Every stage's graph, parsed in parallel: the stages are independent and
+// parsing is most of what opening a large model costs once it is compiled.
+// The loading thread takes part and reports progress from `from` to `to`.
+void parseGraphs(const Load &load, Document &doc, const std::string &where, double from, double to)
+{
+    const size_t n = doc.stages.size();
+    std::vector<std::shared_ptr<const StageGraph>> graphs(n);
+    std::vector<std::string> errors(n);
+    std::atomic<size_t> next{0};
+    std::atomic<size_t> done{0};
+    std::atomic<bool> stop{false};
+    auto work = [&](bool reporting) {
+        for (size_t i = next++; i < n && !stop; i = next++) {
+            try {
+                graphs[i] = StageGraph::fromStage(doc.stages[i]);
+            } catch (const std::exception &e) {
+                errors[i] = e.what();
+                stop = true;
+            }
+            ++done;
+            if (reporting) {
+                load.report(from + (to - from) * double(done) / double(n), QT_TRANSLATE_NOOP("fusescope", "parsing graphs"));
+                stop = stop || load.cancelRequested();
+            }
+        }
+    };
+    load.report(from, QT_TRANSLATE_NOOP("fusescope", "parsing graphs"));
+    const size_t helpers = std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency())) - (n > 0 ? 1 : 0);
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < helpers; ++t)
+        threads.emplace_back(work, false);
+    work(true);
+    for (std::thread &t : threads)
+        t.join();
+    load.checkCancel();
+    for (size_t i = 0; i < n; ++i) {
+        if (!errors[i].empty())
+            throw Error(load.name + ": " + where + "stage " + std::to_string(i) + " (segment " +
+                        std::to_string(doc.stages[i].segment) + "), " + errors[i]);
+    }
+    doc.graphs = std::move(graphs);
+}
+
+// --- Fusescope traces -----------------------------------------------------------------
+
+// The first run that holds compile stages, with them; throws when none does.
+int pickCompiledRun(const Load &load, profiler::TraceReader &reader, profiler::CompileStages &stages)
+{
+    for (size_t i = 0; i < reader.runs().size(); ++i) {
+        load.checkCancel();
+        stages = reader.compileStages(int(i));
+        if (!stages.empty())
+            return int(i);
+    }
+    throw Error(load.name + ": no run holds compile stages; the graph views need a compiled run (profile --compile); "
+                            "the timeline comes later");
+}
+
+void addRunNotes(Document &doc, const std::vector<RunListing> &runs, int chosen)
+{
+    const RunListing &run = runs[size_t(chosen)];
+    if (runs.size() > 1) {
+        std::string others;
+        for (size_t i = 0; i < runs.size(); ++i) {
+            if (int(i) != chosen)
+                others += (others.empty() ? "" : ", ") + runLabel(int(i), runs[i].info.name);
+        }
+        doc.notes.push_back("showing " + runLabel(chosen, run.info.name) + ", the first run with compile stages; the file also holds " +
+                            others);
+    }
+    if (!run.summary.complete)
+        doc.notes.push_back(runLabel(chosen, run.info.name) +
+                            " was cut short (its writer stopped before the run ended); its times cover what was recorded");
+    if (run.summary.droppedEvents > 0)
+        doc.notes.push_back(runLabel(chosen, run.info.name) + " lost " + std::to_string(run.summary.droppedEvents) +
+                            " events to a full buffer; its times are too low");
+}
+
+// The run's measured times per captured node and per fused kernel.
+void addMeasuredTimes(const Load &load, Document &doc, profiler::TraceReader &reader, int run)
+{
+    profiler::Trace trace;
+    const profiler::LoadControl control{
+        [&](double f) { load.report(0.05 + 0.3 * f, QT_TRANSLATE_NOOP("fusescope", "reading events")); }, load.cancelFlag()};
+    if (!reader.loadRun(run, trace, control))
+        throw Cancelled{};
+    load.checkCancel();
+    load.report(0.35, QT_TRANSLATE_NOOP("fusescope", "computing statistics"));
+    const profiler::RunStatistics stats = profiler::computeStatistics(trace, trace.runs.back());
+    for (const profiler::NodeStats &n : stats.nodes)
+        doc.nodeTimeNs[n.id] += n.timeNs;
+    for (const profiler::KernelStats &k : stats.kernels)
+        doc.kernelTimeNs[k.name] += double(k.time.totalNs);
+    for (const std::string &w : stats.warnings)
+        doc.notes.push_back(w);
+    doc.profiled = true;
+}
+
+std::shared_ptr<Document> loadTrace(const Load &load)
+{
+    load.report(0, QT_TRANSLATE_NOOP("fusescope", "reading trace"));
+    profiler::TraceReader reader(load.file); // its errors name the file
+    auto doc = std::make_shared<Document>();
+    const int run = pickCompiledRun(load, reader, doc->stages);
+    const RunListing &listing = reader.runs()[size_t(run)];
+    doc->title = (listing.info.model.empty() ? load.name : listing.info.model) + ", " + runLabel(run, listing.info.name);
+    addRunNotes(*doc, reader.runs(), run);
+    if (listing.summary.events > 0)
+        addMeasuredTimes(load, *doc, reader, run);
+    parseGraphs(load, *doc, runLabel(run, listing.info.name) + ", ", 0.4, 1.0);
+    return doc;
+}
+
+// --- ONNX models ----------------------------------------------------------------------
+
+double msSince(std::chrono::steady_clock::time_point start)
+{
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Captured on meta tensors and compiled in interpret mode: the load stage
+// then leaves every kernel to the interpreter, so no C++ compiler runs, and
+// the compiled function is never called, so none of the model's maths does.
+std::shared_ptr<Document> loadOnnx(const Load &load)
+{
+    load.report(0, QT_TRANSLATE_NOOP("fusescope", "reading model"));
+    const Runnable runnable = loadRunnable(load.path); // its errors name the file
+    load.checkCancel();
+    load.report(0.15, QT_TRANSLATE_NOOP("fusescope", "capturing"));
+    // The placeholder names compile() gives, so the graphs read as in a trace.
+    std::vector<compiler::CaptureInput> inputs;
+    for (size_t i = 0; i < runnable.inputs.size(); ++i) {
+        const Tensor &t = runnable.inputs[i];
+        inputs.push_back({runnable.inputs.size() == 1 ? "x" : "x" + std::to_string(i), t.sizes(), t.strides(), t.dtype()});
+    }
+    auto doc = std::make_shared<Document>();
+    try {
+        const auto start = std::chrono::steady_clock::now();
+        compiler::Graph graph = compiler::capture(runnable.fn, inputs, runnable.parameters);
+        const double captureMs = msSince(start);
+        load.checkCancel();
+        load.report(0.3, QT_TRANSLATE_NOOP("fusescope", "compiling"));
+        doc->stages = compiler::compileGraph(std::move(graph), captureMs, {.interpret = true}).stages;
+    } catch (const Error &e) {
+        throw Error(load.name + ": " + e.what());
+    }
+    doc->title = load.name;
+    parseGraphs(load, *doc, std::string(), 0.7, 1.0);
+    return doc;
+}
+
+std::shared_ptr<Document> loadByFormat(const Load &load)
+{
+    const FormatProbe probe = probeFileFormat(load.file);
+    if (!probe.ok())
+        throw Error(load.name + " " + probe.error);
+    std::shared_ptr<Document> doc;
+    switch (probe.format) {
+    case FileFormat::FsTrace:
+        doc = loadTrace(load);
+        break;
+    case FileFormat::Onnx:
+        doc = loadOnnx(load);
+        break;
+    default:
+        throw Error(load.name + " is a " + fileFormatName(probe.format) +
+                    "; opening it in the GUI comes with the importers (not built yet)");
+    }
+    doc->path = load.file;
+    doc->format = fileFormatName(probe.format);
+    return doc;
+}
+
+} // namespace
+
+std::shared_ptr<const Document> loadDocument(const QString &path, const LoadProgress &control)
+{
+    const Load load(path, control);
+    try {
+        load.checkCancel();
+        std::shared_ptr<const Document> doc = loadByFormat(load);
+        load.checkCancel();
+        load.report(1, QT_TRANSLATE_NOOP("fusescope", "done"));
+        return doc;
+    } catch (const Cancelled &) {
+        return nullptr;
+    } catch (const Error &) {
+        throw;
+    } catch (const std::exception &e) {
+        // Bad input must not crash the window: whatever a reader let slip
+        // becomes a message that names the file.
+        throw Error(load.name + ": " + e.what());
+    }
+}
 
 OpenOutcome openDocument(const QString &path)
 {
-    const QString name = QFileInfo(path).fileName().isEmpty() ? path : QFileInfo(path).fileName();
-    const FormatProbe probe = probeFileFormat(path.toStdString());
-    if (!probe.ok())
-        return {false, QStringLiteral("%1 %2").arg(name, QString::fromStdString(probe.error))};
-    return {false,
-            QCoreApplication::translate("fusescope", "%1 is a %2; opening this format is not built yet")
-                .arg(name, QString::fromUtf8(fileFormatName(probe.format)))};
+    try {
+        return {true, QString(), loadDocument(path)};
+    } catch (const Error &e) {
+        return {false, QString::fromUtf8(e.what()), nullptr};
+    }
 }
 
 } // namespace fusescope

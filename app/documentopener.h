@@ -1,18 +1,46 @@
 #pragma once
+// Opens a file the user asked for into one immutable Document, synchronously:
+// callable from any thread and headless (--screenshot, tests). The GUI runs it
+// in a worker through DocumentLoader (documentloader.h).
+
+#include "views/document.h"
 
 #include <QString>
 
+#include <atomic>
+#include <functional>
+#include <memory>
+
 namespace fusescope {
+
+struct LoadProgress {
+    // Called from the loading thread with the overall fraction 0 … 1 and what
+    // is being done ("reading trace", "parsing graphs"); often, so keep it cheap.
+    std::function<void(double fraction, const QString &what)> progress;
+    // Another thread sets it to stop the load.
+    const std::atomic<bool> *cancel = nullptr;
+};
+
+// Recognizes `path` by content and loads it:
+//  - a Fusescope trace: the first run that holds compile stages (the compiled
+//    run of a `profile --compare` file), every stage's graph parsed, and when
+//    the run has events its measured times per captured node and fused kernel;
+//  - an ONNX model: captured on meta tensors and compiled in interpret mode,
+//    so neither the system C++ compiler nor the model's maths runs.
+// Formats whose importer is not built yet are refused by name, so nothing
+// half-loaded is ever shown as complete.
+// Throws Error with one sentence naming the file and what is wrong.
+// Returns null when, and only when, control.cancel was set during the load.
+std::shared_ptr<const Document> loadDocument(const QString &path, const LoadProgress &control = {});
 
 struct OpenOutcome {
     bool ok = false;
     // When !ok: one sentence that names the file and what is wrong with it.
     QString reason;
+    std::shared_ptr<const Document> document; // when ok
 };
 
-// Checks and loads a file the user asked to open. Every format is recognized
-// by content; formats whose loader is not built yet are refused by name, so
-// nothing half-loaded is ever shown as complete.
+// loadDocument without cancellation, its Error turned into `reason`.
 OpenOutcome openDocument(const QString &path);
 
 } // namespace fusescope

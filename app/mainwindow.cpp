@@ -1,5 +1,9 @@
+// The main window: menus, opening files (in a worker, with progress and
+// Cancel), recent files, drag and drop, and what it remembers between runs.
+// The document views and their cross-links are in mainwindow_views.cpp.
 #include "app/mainwindow.h"
 
+#include "app/commands.h"
 #include "core/buildinfo.h"
 #include "views/emptystatewidget.h"
 
@@ -11,20 +15,28 @@
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QProgressBar>
+#include <QPushButton>
 #include <QSettings>
 #include <QStackedWidget>
+#include <QStandardPaths>
 #include <QStatusBar>
+#include <QtConcurrent/QtConcurrentRun>
 
 namespace fusescope {
+
 namespace {
 
 const QString kGeometryKey = QStringLiteral("mainWindow/geometry");
 const QString kStateKey = QStringLiteral("mainWindow/state");
 const QString kLastDirKey = QStringLiteral("mainWindow/lastOpenDir");
-constexpr int kStateVersion = 1;
+const QString kLastExportDirKey = QStringLiteral("mainWindow/lastExportDir");
+constexpr int kStateVersion = 2;
 
 QStringList localFiles(const QMimeData *mime)
 {
@@ -46,18 +58,35 @@ MainWindow::MainWindow(QWidget *parent)
     setWindowTitle(tr("Fusescope"));
     setWindowIcon(QIcon(QStringLiteral(":/icons/fusescope.svg")));
     setAcceptDrops(true);
+    setDockNestingEnabled(true);
+
+    m_loader = new DocumentLoader(this);
+    connect(m_loader, &DocumentLoader::loaded, this, &MainWindow::onLoaded);
+    connect(m_loader, &DocumentLoader::failed, this, &MainWindow::onLoadFailed);
+    connect(m_loader, &DocumentLoader::cancelled, this, [this] {
+        m_progress->hide();
+        statusBar()->showMessage(tr("Opening cancelled"), 5000);
+        startNextLoad();
+    });
+    connect(m_loader, &DocumentLoader::progress, this, [this](int percent, const QString &what) {
+        m_progressBar->setValue(percent);
+        m_progressLabel->setText(what);
+    });
 
     m_stack = new QStackedWidget(this);
     m_emptyState = new EmptyStateWidget(m_stack);
-    m_emptyState->setDemoAvailable(false,
-                                   tr("The demo needs the tensor core and the profiler, "
-                                      "which are not built yet"));
+    m_emptyState->setDemoAvailable(true);
     m_stack->addWidget(m_emptyState);
     setCentralWidget(m_stack);
     connect(m_emptyState, &EmptyStateWidget::openRequested, this, &MainWindow::showOpenDialog);
+    connect(m_emptyState, &EmptyStateWidget::demoRequested, this, &MainWindow::runDemo);
 
+    createViews();
+    createDocks();
     createActions();
-    statusBar()->showMessage(tr("No file open"));
+    createViewMenu();
+    createStatusBar();
+    connectSelection();
     restoreWindowState();
 }
 
@@ -77,14 +106,37 @@ void MainWindow::createActions()
     connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
     rebuildRecentMenu();
 
+    m_exportAction = file->addAction(tr("&Export Graph…"), this, &MainWindow::exportCurrentGraph);
+    m_exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    m_exportAction->setStatusTip(tr("Save the graph in view as DOT, SVG or PNG"));
+    m_exportAction->setObjectName(QStringLiteral("actionExportGraph"));
+    m_exportAction->setEnabled(false);
+
     file->addSeparator();
     QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
     quit->setObjectName(QStringLiteral("actionQuit"));
+}
 
-    QMenu *help = menuBar()->addMenu(tr("&Help"));
-    QAction *about = help->addAction(tr("&About Fusescope"), this, &MainWindow::showAbout);
-    about->setObjectName(QStringLiteral("actionAbout"));
+void MainWindow::createStatusBar()
+{
+    m_progress = new QWidget(this);
+    auto *layout = new QHBoxLayout(m_progress);
+    layout->setContentsMargins(0, 0, 0, 0);
+    m_progressLabel = new QLabel(m_progress);
+    m_progressBar = new QProgressBar(m_progress);
+    m_progressBar->setRange(0, 100);
+    m_progressBar->setMaximumWidth(180);
+    auto *cancel = new QPushButton(tr("Cancel"), m_progress);
+    cancel->setObjectName(QStringLiteral("cancelOpen"));
+    cancel->setToolTip(tr("Stop opening this file"));
+    connect(cancel, &QPushButton::clicked, this, &MainWindow::cancelLoading);
+    layout->addWidget(m_progressLabel);
+    layout->addWidget(m_progressBar);
+    layout->addWidget(cancel);
+    statusBar()->addPermanentWidget(m_progress);
+    m_progress->hide();
+    statusBar()->showMessage(tr("No file open"));
 }
 
 void MainWindow::rebuildRecentMenu()
@@ -126,22 +178,92 @@ QStringList MainWindow::chooseFilesToOpen()
     return files;
 }
 
-void MainWindow::openFiles(const QStringList &paths)
+QString MainWindow::chooseExportFile(const QString &suggestedName)
 {
-    for (const QString &path : paths)
-        openFile(path);
+    QSettings settings;
+    const QString dir = settings.value(kLastExportDirKey, QDir::homePath()).toString();
+    const QString file = QFileDialog::getSaveFileName(this, tr("Export graph"), QDir(dir).filePath(suggestedName),
+                                                      tr("PNG image (*.png);;SVG drawing (*.svg);;Graphviz DOT (*.dot)"));
+    if (!file.isEmpty())
+        settings.setValue(kLastExportDirKey, QFileInfo(file).absolutePath());
+    return file;
 }
 
-bool MainWindow::openFile(const QString &path)
+void MainWindow::openFiles(const QStringList &paths)
 {
-    const OpenOutcome outcome = openDocument(path);
-    if (!outcome.ok) {
-        reportOpenFailure(path, outcome.reason);
-        return false;
+    m_pending << paths;
+    if (!m_loader->isLoading())
+        startNextLoad();
+}
+
+void MainWindow::openFile(const QString &path)
+{
+    openFiles({path});
+}
+
+void MainWindow::startNextLoad()
+{
+    if (m_pending.isEmpty())
+        return;
+    const QString path = m_pending.takeFirst();
+    m_progressLabel->setText(tr("Opening %1").arg(QFileInfo(path).fileName()));
+    m_progressBar->setValue(0);
+    m_progress->show();
+    statusBar()->showMessage(tr("Opening %1…").arg(QDir::toNativeSeparators(path)));
+    m_loader->start(path);
+}
+
+void MainWindow::cancelLoading()
+{
+    m_pending.clear();
+    m_loader->cancel();
+}
+
+void MainWindow::onLoaded(std::shared_ptr<const Document> document)
+{
+    m_progress->hide();
+    m_recent.add(QString::fromStdString(document->path));
+    setDocument(std::move(document));
+    startNextLoad();
+}
+
+void MainWindow::onLoadFailed(const QString &path, const QString &reason)
+{
+    m_progress->hide();
+    reportOpenFailure(path, reason);
+    startNextLoad();
+}
+
+void MainWindow::runDemo()
+{
+    if (m_demo && m_demo->isRunning())
+        return;
+    const QString dir = QDir(QStandardPaths::writableLocation(QStandardPaths::CacheLocation)).filePath(QStringLiteral("demo"));
+    const QString trace = QDir(dir).filePath(QStringLiteral("demo.fstrace"));
+    if (!QDir().mkpath(dir)) {
+        reportOpenFailure(trace, tr("cannot create the folder %1").arg(dir));
+        return;
     }
-    m_recent.add(path);
-    statusBar()->showMessage(tr("Opened %1").arg(QFileInfo(path).fileName()));
-    return true;
+    m_progressLabel->setText(tr("Profiling the demo model (encoder, eager and compiled)…"));
+    m_progressBar->setRange(0, 0);
+    m_progress->show();
+    m_emptyState->setDemoAvailable(false, tr("The demo is being recorded"));
+    if (!m_demo) {
+        m_demo = new QFutureWatcher<int>(this);
+        connect(m_demo, &QFutureWatcher<int>::finished, this, [this, trace] {
+            m_progressBar->setRange(0, 100);
+            m_progress->hide();
+            m_emptyState->setDemoAvailable(true);
+            if (m_demo->result() == 0)
+                openFile(trace);
+            else
+                reportOpenFailure(trace, tr("recording the demo failed (fusescope profile exit code %1)").arg(m_demo->result()));
+        });
+    }
+    // The same code path as `fusescope demo` and `fusescope profile encoder --compare`.
+    m_demo->setFuture(QtConcurrent::run([trace] {
+        return runProfileCommand({QStringLiteral("encoder"), QStringLiteral("--compare"), QStringLiteral("-o"), trace});
+    }));
 }
 
 void MainWindow::reportOpenFailure(const QString &path, const QString &reason)
@@ -165,19 +287,6 @@ void MainWindow::showAbout()
                           "<p>A profiler and compiler-graph visualizer for deep-learning models.</p>"
                           "<p>Optional features of this build: %2</p>")
                            .arg(QString::fromStdString(versionString()), QString::fromStdString(featureLine())));
-}
-
-QStringList MainWindow::renderViews(const QString &dir, QString *error)
-{
-    // Until the document views exist the window itself (its empty state) is
-    // the only view there is.
-    ensurePolished();
-    const QString path = QDir(dir).filePath(QStringLiteral("mainwindow.png"));
-    if (!grab().save(path)) {
-        *error = tr("cannot write %1").arg(path);
-        return {};
-    }
-    return {path};
 }
 
 void MainWindow::closeEvent(QCloseEvent *event)

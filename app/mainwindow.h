@@ -1,16 +1,27 @@
 #pragma once
 
-#include "app/documentopener.h"
+#include "app/documentloader.h"
 #include "app/recentfiles.h"
+#include "views/document.h"
 
+#include <QFutureWatcher>
 #include <QMainWindow>
 
+class QDockWidget;
+class QLabel;
 class QMenu;
+class QProgressBar;
+class QPushButton;
 class QStackedWidget;
+class QTabWidget;
 
 namespace fusescope {
 
+class CodeView;
 class EmptyStateWidget;
+class GraphView;
+class Inspector;
+class StageNavigator;
 
 class MainWindow : public QMainWindow
 {
@@ -19,8 +30,15 @@ public:
     explicit MainWindow(QWidget *parent = nullptr);
     ~MainWindow() override;
 
+    // Loads in a worker; several files load one after another, the last one
+    // that loads stays shown.
     void openFiles(const QStringList &paths);
-    bool openFile(const QString &path);
+    void openFile(const QString &path);
+    // Shows a document loaded elsewhere (headless --screenshot).
+    void setDocument(std::shared_ptr<const Document> document);
+    std::shared_ptr<const Document> document() const { return m_document; }
+    bool isLoading() const { return m_loader->isLoading(); }
+    void cancelLoading();
 
     // Renders every view to DIR/<view>.png (for --screenshot); returns the
     // paths written, or sets *error.
@@ -29,33 +47,82 @@ public:
     QAction *openAction() const { return m_openAction; }
     QMenu *recentMenu() const { return m_recentMenu; }
     EmptyStateWidget *emptyState() const { return m_emptyState; }
+    GraphView *capturedView() const { return m_capturedView; }
+    GraphView *fusedView() const { return m_fusedView; }
+    GraphView *stageView() const { return m_stageView; }
+    StageNavigator *stageNavigator() const { return m_navigator; }
+    CodeView *codeView() const { return m_codeView; }
+    Inspector *inspector() const { return m_inspector; }
+    QTabWidget *graphTabs() const { return m_tabs; }
 
 signals:
     void openFailed(const QString &path, const QString &reason);
+    void documentShown();
 
 public slots:
     void showOpenDialog();
+    void exportCurrentGraph();
+    // Records the zoo encoder eager and compiled (as `fusescope demo`) and opens it.
+    void runDemo();
 
 protected:
     // The file chooser; a seam so tests drive File > Open without a modal dialog.
     virtual QStringList chooseFilesToOpen();
+    virtual QString chooseExportFile(const QString &suggestedName);
     void closeEvent(QCloseEvent *event) override;
     void dragEnterEvent(QDragEnterEvent *event) override;
     void dropEvent(QDropEvent *event) override;
 
 private:
+    void createViews();
+    void createDocks();
     void createActions();
+    void createViewMenu();
+    void createStatusBar();
+    void connectSelection();
     void rebuildRecentMenu();
     void showAbout();
+    void startNextLoad();
+    void onLoaded(std::shared_ptr<const Document> document);
+    void onLoadFailed(const QString &path, const QString &reason);
     void reportOpenFailure(const QString &path, const QString &reason);
+    void showStage(int index);
+    void onCapturedNodeSelected(int nodeId);
+    void onFusedNodeSelected(int nodeId);
+    void onStageNodeSelected(int nodeId);
+    void onKernelSelected(const QString &kernel, const QList<int> &nodeIds);
+    void onDecisionActivated(const QStringList &nodeNames);
+    void goToNode(int stage, int nodeId);
+    GraphView *currentGraphView() const;
+    int captureStage() const;
+    int fuseStage() const;
     void restoreWindowState();
     void saveWindowState();
 
     RecentFiles m_recent;
+    DocumentLoader *m_loader = nullptr;
+    QStringList m_pending;
+    QFutureWatcher<int> *m_demo = nullptr;
+    std::shared_ptr<const Document> m_document;
+
     QStackedWidget *m_stack = nullptr;
     EmptyStateWidget *m_emptyState = nullptr;
+    QTabWidget *m_tabs = nullptr;
+    GraphView *m_capturedView = nullptr;
+    GraphView *m_fusedView = nullptr;
+    GraphView *m_stageView = nullptr;
+    StageNavigator *m_navigator = nullptr;
+    CodeView *m_codeView = nullptr;
+    Inspector *m_inspector = nullptr;
+    QList<QDockWidget *> m_docks;
+
     QAction *m_openAction = nullptr;
+    QAction *m_exportAction = nullptr;
+    QAction *m_heatAction = nullptr;
     QMenu *m_recentMenu = nullptr;
+    QWidget *m_progress = nullptr;
+    QProgressBar *m_progressBar = nullptr;
+    QLabel *m_progressLabel = nullptr;
 };
 
 } // namespace fusescope

@@ -184,11 +184,11 @@ private slots:
         QVERIFY2(!blas.contains(QLatin1String("kernels Prescott")), qPrintable(blas));
     }
 
-    void plannedCommandRefuses()
+    void demoRefusesStrayArguments()
     {
-        const Result r = runFusescope({QStringLiteral("demo")});
+        const Result r = runFusescope({QStringLiteral("demo"), QStringLiteral("extra")});
         QCOMPARE(r.exitCode, 2);
-        QVERIFY2(r.err.contains(QLatin1String("not built yet")), qPrintable(r.err));
+        QVERIFY2(r.err.contains(QLatin1String("demo")), qPrintable(r.err));
     }
 
     void runCompiledJson()

@@ -6,6 +6,7 @@
 
 #include "views/stagegraph.h"
 
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -38,6 +39,19 @@ struct Document {
     {
         const int i = stageIndex(name, segment);
         return i < 0 ? nullptr : graphs[size_t(i)].get();
+    }
+    // The measured time of `node`: each origin's time split evenly among the
+    // nodes of `graph` that came from it, so a decomposed op's nodes add up
+    // to the op's time instead of each showing all of it.
+    double attributedTimeNs(const StageGraph &graph, const GraphNode &node) const
+    {
+        double ns = 0;
+        for (int o : node.origins) {
+            const auto it = nodeTimeNs.find(o);
+            if (it != nodeTimeNs.end())
+                ns += it->second / std::max(1, graph.originShare(o));
+        }
+        return ns;
     }
 };
 

@@ -140,6 +140,8 @@ void StageGraph::buildIndex()
     for (size_t i = 0; i < nodes.size(); ++i) {
         m_indexById[nodes[i].id] = int(i);
         m_indexByName[nodes[i].name] = int(i);
+        for (int o : nodes[i].origins)
+            ++m_originShare[o];
     }
     for (size_t k = 0; k < kernels.size(); ++k) {
         m_kernelByName[kernels[k].name] = int(k);
@@ -173,6 +175,12 @@ const GraphKernel *StageGraph::kernel(const std::string &name) const
 {
     const auto it = m_kernelByName.find(name);
     return it == m_kernelByName.end() ? nullptr : &kernels[size_t(it->second)];
+}
+
+int StageGraph::originShare(int origin) const
+{
+    const auto it = m_originShare.find(origin);
+    return it == m_originShare.end() ? 0 : it->second;
 }
 
 std::vector<int> StageGraph::nodesWithOrigins(const std::vector<int> &originIds) const

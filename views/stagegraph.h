@@ -69,12 +69,16 @@ public:
     const GraphKernel *kernel(const std::string &name) const;
     // The nodes whose origins intersect `originIds` (ids of captured nodes).
     std::vector<int> nodesWithOrigins(const std::vector<int> &originIds) const;
+    // How many nodes of this graph came from captured node `origin` (0 if none):
+    // a measured time is shared among them, not counted once per node.
+    int originShare(int origin) const;
 
 private:
     void buildIndex();
     std::unordered_map<int, int> m_indexById;
     std::unordered_map<std::string, int> m_indexByName;
     std::unordered_map<std::string, int> m_kernelByName;
+    std::unordered_map<int, int> m_originShare;
 };
 
 } // namespace fusescope

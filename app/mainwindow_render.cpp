@@ -1,0 +1,141 @@
+// Headless rendering of every view to PNG (--screenshot, demo --headless):
+// the window is driven as a user would — a hot node selected, the fuse stage
+// stepped to, a kernel opened — so the pictures show the views at work.
+#include "app/mainwindow.h"
+
+#include "views/codeview.h"
+#include "views/graphview.h"
+#include "views/stagenavigator.h"
+
+#include <QCoreApplication>
+#include <QDeadlineTimer>
+#include <QDir>
+#include <QDockWidget>
+#include <QTabWidget>
+#include <QThread>
+
+namespace fusescope {
+namespace {
+
+constexpr int kLayoutWaitMs = 120000;
+
+bool waitForLayouts(std::initializer_list<GraphView *> views)
+{
+    QDeadlineTimer deadline(kLayoutWaitMs);
+    auto busy = [&views] {
+        for (GraphView *v : views) {
+            if (v->isLayoutRunning())
+                return true;
+        }
+        return false;
+    };
+    while (busy() && !deadline.hasExpired()) {
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+        QThread::msleep(5);
+    }
+    QCoreApplication::processEvents();
+    return !busy();
+}
+
+// The node worth pointing at: the one with the most measured time, else the
+// first GEMM or convolution, else the first op.
+int interestingNode(const Document &doc, const StageGraph &graph)
+{
+    int best = -1;
+    double bestTime = -1;
+    for (const GraphNode &n : graph.nodes) {
+        if (!n.isOp() || n.view)
+            continue;
+        const auto it = doc.nodeTimeNs.find(n.id);
+        const bool gemm = n.target.find("mm") != std::string::npos || n.target.find("conv") != std::string::npos ||
+                          n.target.find("linear") != std::string::npos;
+        const double score = it != doc.nodeTimeNs.end() ? it->second : gemm ? 0.5 : 0.0;
+        if (score > bestTime) {
+            best = n.id;
+            bestTime = score;
+        }
+    }
+    return best;
+}
+
+// The kernel worth reading: the one with the most measured time, else the
+// first generated (non-extern) one.
+QString interestingKernel(const Document &doc, const StageGraph &fused)
+{
+    QString best;
+    double bestTime = -1;
+    for (const GraphKernel &k : fused.kernels) {
+        const auto it = doc.kernelTimeNs.find(k.name);
+        const double score = it != doc.kernelTimeNs.end() ? it->second : k.kind == "extern" ? 0.0 : 0.5;
+        if (score > bestTime) {
+            best = QString::fromStdString(k.name);
+            bestTime = score;
+        }
+    }
+    return best;
+}
+
+bool save(QWidget *widget, const QString &path, QStringList &written, QString *error)
+{
+    if (!widget->grab().save(path)) {
+        *error = QObject::tr("cannot write %1").arg(path);
+        return false;
+    }
+    written << path;
+    return true;
+}
+
+} // namespace
+
+QStringList MainWindow::renderViews(const QString &dir, QString *error)
+{
+    QStringList written;
+    ensurePolished();
+    show();
+    QCoreApplication::processEvents();
+    if (!m_document) {
+        save(this, QDir(dir).filePath(QStringLiteral("mainwindow.png")), written, error);
+        return written;
+    }
+    if (!waitForLayouts({m_capturedView, m_fusedView})) {
+        *error = tr("laying out the graphs of %1 took longer than %2 s").arg(QString::fromStdString(m_document->path)).arg(kLayoutWaitMs / 1000);
+        return {};
+    }
+    m_tabs->setCurrentIndex(0);
+    if (const StageGraph *captured = m_capturedView->graph()) {
+        const int node = interestingNode(*m_document, *captured);
+        if (node >= 0) {
+            m_capturedView->selectNode(node);
+            emit m_capturedView->nodeSelected(node);
+        }
+    }
+    // The graphs get the whole window while they are photographed.
+    for (QDockWidget *dock : m_docks)
+        dock->hide();
+    QCoreApplication::processEvents();
+    const bool graphsSaved = save(m_capturedView, QDir(dir).filePath(QStringLiteral("graph-captured.png")), written, error) &&
+                             save(m_fusedView, QDir(dir).filePath(QStringLiteral("graph-fused.png")), written, error);
+    for (QDockWidget *dock : m_docks)
+        dock->show();
+    if (!graphsSaved)
+        return {};
+    if (const StageGraph *fused = m_fusedView->graph())
+        m_codeView->selectKernel(interestingKernel(*m_document, *fused));
+    const int fuse = m_document->stageIndex("fuse");
+    m_navigator->selectStage(fuse >= 0 ? fuse : 0);
+    m_tabs->setCurrentIndex(1);
+    waitForLayouts({m_stageView});
+    QCoreApplication::processEvents();
+    if (!save(this, QDir(dir).filePath(QStringLiteral("stages.png")), written, error))
+        return {};
+    // The code gets room to be read while it is photographed.
+    resizeDocks({m_docks[1]}, {height() / 2}, Qt::Vertical);
+    QCoreApplication::processEvents();
+    const bool codeSaved = save(m_codeView, QDir(dir).filePath(QStringLiteral("code.png")), written, error);
+    resizeDocks({m_docks[1]}, {240}, Qt::Vertical);
+    if (!codeSaved)
+        return {};
+    return written;
+}
+
+} // namespace fusescope

@@ -1,0 +1,319 @@
+// The document views of the main window and how they follow each other:
+// captured and fused graphs side by side, the selected stage's graph with
+// its diff, the stage navigator, the generated code and the Inspector.
+// Selection travels through origins: a captured node lights up the fused
+// kernel that computes it, and a fused node the captured nodes it came from.
+#include "app/mainwindow.h"
+
+#include "views/codeview.h"
+#include "views/emptystatewidget.h"
+#include "views/graphdiff.h"
+#include "views/graphexport.h"
+#include "views/graphview.h"
+#include "views/inspector.h"
+#include "views/stagenavigator.h"
+
+#include <QAction>
+#include <QDockWidget>
+#include <QFileInfo>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QStatusBar>
+#include <QTabWidget>
+
+#include <set>
+
+namespace fusescope {
+namespace {
+
+const QString kHeatKey = QStringLiteral("view/heatOverlay");
+
+QDockWidget *makeDock(QMainWindow *window, const QString &title, const QString &name, QWidget *content)
+{
+    auto *dock = new QDockWidget(title, window);
+    dock->setObjectName(name);
+    dock->setWidget(content);
+    return dock;
+}
+
+// Every node of `graph` in a kernel that holds one of `nodeIds`.
+std::vector<int> kernelMates(const StageGraph &graph, const std::vector<int> &nodeIds)
+{
+    std::set<std::string> kernels;
+    for (int id : nodeIds) {
+        if (const GraphNode *n = graph.find(id); n && !n->kernel.empty())
+            kernels.insert(n->kernel);
+    }
+    std::vector<int> out = nodeIds;
+    for (const std::string &k : kernels) {
+        if (const GraphKernel *kernel = graph.kernel(k))
+            out.insert(out.end(), kernel->nodes.begin(), kernel->nodes.end());
+    }
+    return out;
+}
+
+std::vector<int> originsOf(const StageGraph &graph, const std::vector<int> &nodeIds)
+{
+    std::vector<int> out;
+    for (int id : nodeIds) {
+        if (const GraphNode *n = graph.find(id))
+            out.insert(out.end(), n->origins.begin(), n->origins.end());
+    }
+    return out;
+}
+
+} // namespace
+
+void MainWindow::createViews()
+{
+    m_capturedView = new GraphView(this);
+    m_capturedView->setObjectName(QStringLiteral("capturedGraph"));
+    m_capturedView->setTitle(tr("Captured graph"));
+    m_fusedView = new GraphView(this);
+    m_fusedView->setObjectName(QStringLiteral("fusedGraph"));
+    m_fusedView->setTitle(tr("After fusion"));
+    auto *split = new QSplitter(Qt::Horizontal, this);
+    split->setObjectName(QStringLiteral("beforeAfterSplitter"));
+    split->addWidget(m_capturedView);
+    split->addWidget(m_fusedView);
+    m_stageView = new GraphView(this);
+    m_stageView->setObjectName(QStringLiteral("stageGraph"));
+    m_tabs = new QTabWidget(this);
+    m_tabs->setObjectName(QStringLiteral("graphTabs"));
+    m_tabs->addTab(split, tr("Before / after fusion"));
+    m_tabs->addTab(m_stageView, tr("Stage"));
+    m_tabs->setTabToolTip(0, tr("The captured graph beside the fused one; selecting a node in one highlights its "
+                                "counterpart in the other"));
+    m_tabs->setTabToolTip(1, tr("The selected compile stage's graph, with what it changed marked"));
+    m_stack->addWidget(m_tabs);
+}
+
+void MainWindow::createDocks()
+{
+    m_navigator = new StageNavigator(this);
+    m_codeView = new CodeView(this);
+    m_inspector = new Inspector(this);
+    QDockWidget *stages = makeDock(this, tr("Stages"), QStringLiteral("stagesDock"), m_navigator);
+    QDockWidget *code = makeDock(this, tr("Code"), QStringLiteral("codeDock"), m_codeView);
+    QDockWidget *inspector = makeDock(this, tr("Inspector"), QStringLiteral("inspectorDock"), m_inspector);
+    addDockWidget(Qt::LeftDockWidgetArea, stages);
+    addDockWidget(Qt::RightDockWidgetArea, inspector);
+    addDockWidget(Qt::BottomDockWidgetArea, code);
+    resizeDocks({stages, inspector}, {400, 320}, Qt::Horizontal);
+    resizeDocks({code}, {240}, Qt::Vertical);
+    m_docks = {stages, code, inspector};
+}
+
+void MainWindow::createViewMenu()
+{
+    QMenu *view = menuBar()->addMenu(tr("&View"));
+    auto graphAction = [this, view](const QString &text, const QKeySequence &keys, void (GraphView::*slot)()) {
+        QAction *a = view->addAction(text, this, [this, slot] { (currentGraphView()->*slot)(); });
+        a->setShortcut(keys);
+        return a;
+    };
+    graphAction(tr("Zoom &In"), QKeySequence::ZoomIn, &GraphView::zoomIn);
+    graphAction(tr("Zoom &Out"), QKeySequence::ZoomOut, &GraphView::zoomOut);
+    graphAction(tr("&Fit Graph"), QKeySequence(Qt::CTRL | Qt::Key_0), &GraphView::fitToView);
+    view->addSeparator();
+    graphAction(tr("&Expand All Modules"), QKeySequence(), &GraphView::expandAll);
+    graphAction(tr("&Collapse All Modules"), QKeySequence(), &GraphView::collapseAll);
+    m_heatAction = view->addAction(tr("Measured Time &Heat"));
+    m_heatAction->setCheckable(true);
+    m_heatAction->setChecked(QSettings().value(kHeatKey, true).toBool());
+    m_heatAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_H));
+    m_heatAction->setToolTip(tr("Colour nodes by measured time (profiled files)"));
+    m_heatAction->setObjectName(QStringLiteral("actionHeat"));
+    connect(m_heatAction, &QAction::toggled, this, [this](bool on) {
+        QSettings().setValue(kHeatKey, on);
+        for (GraphView *g : {m_capturedView, m_fusedView, m_stageView})
+            g->setHeatEnabled(on);
+    });
+    view->addSeparator();
+    for (QDockWidget *dock : m_docks)
+        view->addAction(dock->toggleViewAction());
+
+    QMenu *go = menuBar()->addMenu(tr("&Go"));
+    go->addAction(m_navigator->previousAction());
+    go->addAction(m_navigator->nextAction());
+
+    QMenu *help = menuBar()->addMenu(tr("&Help"));
+    QAction *about = help->addAction(tr("&About Fusescope"), this, &MainWindow::showAbout);
+    about->setObjectName(QStringLiteral("actionAbout"));
+}
+
+void MainWindow::connectSelection()
+{
+    connect(m_capturedView, &GraphView::nodeSelected, this, &MainWindow::onCapturedNodeSelected);
+    connect(m_fusedView, &GraphView::nodeSelected, this, &MainWindow::onFusedNodeSelected);
+    connect(m_stageView, &GraphView::nodeSelected, this, &MainWindow::onStageNodeSelected);
+    for (GraphView *g : {m_capturedView, m_fusedView, m_stageView}) {
+        connect(g, &GraphView::moduleSelected, this, [this, g](const QString &module, const QList<int> &members) {
+            m_inspector->showModule(m_document, g->stage(), module, members);
+        });
+        connect(g, &GraphView::kernelActivated, this, [this](const QString &kernel) {
+            m_codeView->selectKernel(kernel);
+            m_docks[1]->raise();
+        });
+    }
+    connect(m_navigator, &StageNavigator::stageSelected, this, &MainWindow::showStage);
+    connect(m_navigator, &StageNavigator::decisionActivated, this, &MainWindow::onDecisionActivated);
+    connect(m_codeView, &CodeView::kernelSelected, this, &MainWindow::onKernelSelected);
+    connect(m_inspector, &Inspector::nodeActivated, this, &MainWindow::goToNode);
+}
+
+void MainWindow::setDocument(std::shared_ptr<const Document> document)
+{
+    m_document = std::move(document);
+    m_inspector->clear();
+    const QString name = QFileInfo(QString::fromStdString(m_document->path)).fileName();
+    setWindowTitle(tr("%1 — Fusescope").arg(name));
+    const int capture = captureStage();
+    const int fuse = fuseStage();
+    if (capture >= 0)
+        m_capturedView->setStage(m_document, capture);
+    else
+        m_capturedView->clear(tr("%1 holds no captured graph").arg(name));
+    if (fuse >= 0)
+        m_fusedView->setStage(m_document, fuse);
+    else
+        m_fusedView->clear(tr("%1 holds no fuse stage: the compile stopped before fusion").arg(name));
+    m_navigator->setDocument(m_document);
+    m_codeView->setDocument(m_document);
+    m_exportAction->setEnabled(true);
+    m_stack->setCurrentWidget(m_tabs);
+    m_tabs->setCurrentIndex(0);
+    statusBar()->showMessage(tr("Opened %1: %2").arg(name, QString::fromStdString(m_document->title)));
+    for (const std::string &note : m_document->notes)
+        statusBar()->showMessage(QString::fromStdString(note), 10000);
+    emit documentShown();
+}
+
+int MainWindow::captureStage() const
+{
+    return m_document ? m_document->stageIndex("capture") : -1;
+}
+
+int MainWindow::fuseStage() const
+{
+    return m_document ? m_document->stageIndex("fuse") : -1;
+}
+
+void MainWindow::showStage(int index)
+{
+    if (!m_document || index < 0 || size_t(index) >= m_document->stages.size())
+        return;
+    const compiler::CompileStage &stage = m_document->stages[size_t(index)];
+    std::unordered_map<int, ItemMark> marks;
+    if (index > 0 && m_document->stages[size_t(index) - 1].segment == stage.segment) {
+        const GraphDiff diff = diffGraphs(*m_document->graphs[size_t(index) - 1], *m_document->graphs[size_t(index)]);
+        for (int id : diff.added)
+            marks[id] = ItemMark::Added;
+        for (const NodeChange &c : diff.changed)
+            marks[c.id] = ItemMark::Changed;
+    }
+    m_stageView->setTitle(tr("Stage %1: %2").arg(index).arg(QString::fromStdString(stage.name)));
+    m_stageView->setStage(m_document, index, std::move(marks));
+    if (m_tabs->currentIndex() != 1 && m_navigator->hasFocus())
+        m_tabs->setCurrentIndex(1);
+}
+
+void MainWindow::onCapturedNodeSelected(int nodeId)
+{
+    if (nodeId < 0)
+        return;
+    m_inspector->showNode(m_document, captureStage(), nodeId);
+    const StageGraph *fused = m_fusedView->graph();
+    if (!fused)
+        return;
+    const std::vector<int> lit = kernelMates(*fused, fused->nodesWithOrigins({nodeId}));
+    m_fusedView->highlightNodes(lit);
+    m_capturedView->highlightNodes({});
+}
+
+void MainWindow::onFusedNodeSelected(int nodeId)
+{
+    if (nodeId < 0)
+        return;
+    m_inspector->showNode(m_document, fuseStage(), nodeId);
+    const StageGraph *fused = m_fusedView->graph();
+    if (!fused)
+        return;
+    const std::vector<int> mates = kernelMates(*fused, {nodeId});
+    m_capturedView->highlightNodes(originsOf(*fused, mates));
+    m_fusedView->highlightNodes({});
+    if (const GraphNode *n = fused->find(nodeId); n && !n->kernel.empty())
+        m_codeView->selectKernel(QString::fromStdString(n->kernel));
+}
+
+void MainWindow::onStageNodeSelected(int nodeId)
+{
+    if (nodeId >= 0)
+        m_inspector->showNode(m_document, m_stageView->stage(), nodeId);
+}
+
+void MainWindow::onKernelSelected(const QString &kernel, const QList<int> &nodeIds)
+{
+    const std::vector<int> ids(nodeIds.begin(), nodeIds.end());
+    m_fusedView->highlightNodes(ids);
+    if (const StageGraph *fused = m_fusedView->graph())
+        m_capturedView->highlightNodes(originsOf(*fused, ids));
+    statusBar()->showMessage(tr("Kernel %1: %n node(s)", nullptr, int(ids.size())).arg(kernel), 5000);
+}
+
+void MainWindow::onDecisionActivated(const QStringList &nodeNames)
+{
+    const StageGraph *graph = m_stageView->graph() ? m_stageView->graph() : m_fusedView->graph();
+    if (!graph)
+        return;
+    std::vector<int> ids;
+    for (const QString &name : nodeNames) {
+        if (const GraphNode *n = graph->findByName(name.toStdString()))
+            ids.push_back(n->id);
+    }
+    m_stageView->highlightNodes(ids);
+    m_tabs->setCurrentIndex(1);
+}
+
+void MainWindow::goToNode(int stage, int nodeId)
+{
+    GraphView *target = stage == captureStage() ? m_capturedView : stage == fuseStage() ? m_fusedView : m_stageView;
+    if (target == m_stageView && m_stageView->stage() != stage)
+        m_navigator->selectStage(stage);
+    m_tabs->setCurrentIndex(target == m_stageView ? 1 : 0);
+    target->selectNode(nodeId);
+    m_inspector->showNode(m_document, stage, nodeId);
+}
+
+GraphView *MainWindow::currentGraphView() const
+{
+    if (m_tabs->currentIndex() == 1)
+        return m_stageView;
+    return m_fusedView->hasFocus() || m_fusedView->isAncestorOf(focusWidget()) ? m_fusedView : m_capturedView;
+}
+
+void MainWindow::exportCurrentGraph()
+{
+    GraphView *view = currentGraphView();
+    if (!view->graph()) {
+        QMessageBox::information(this, tr("Export graph"), tr("There is no graph to export yet."));
+        return;
+    }
+    const QString suggested = QStringLiteral("%1-%2.png")
+                                  .arg(QFileInfo(QString::fromStdString(m_document->path)).completeBaseName(),
+                                       QString::fromStdString(view->graph()->stageName));
+    const QString path = chooseExportFile(suggested);
+    if (path.isEmpty())
+        return;
+    QString error;
+    if (!exportGraph(*view, path, &error)) {
+        QMessageBox::warning(this, tr("Export graph"), error);
+        return;
+    }
+    statusBar()->showMessage(tr("Exported %1").arg(path), 5000);
+}
+
+} // namespace fusescope

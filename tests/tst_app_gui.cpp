@@ -1,0 +1,278 @@
+// The main window end to end on real files: a profiled compiled encoder, the
+// resnet18 zoo model and an imported ONNX model open through File > Open in
+// the worker; stages step with Alt+Left/Right; a node selected in the
+// captured graph lights up its fused kernel and the reverse; the Inspector
+// follows; --screenshot writes pictures with real content.
+#include "app/mainwindow.h"
+#include "views/codeview.h"
+#include "views/graphview.h"
+#include "views/inspector.h"
+#include "views/stagenavigator.h"
+#include "fusescope_config.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QGraphicsScene>
+#include <QImage>
+#include <QProcess>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <set>
+
+using namespace fusescope;
+
+namespace {
+
+QProcessEnvironment cacheEnvironment()
+{
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("XDG_CACHE_HOME"), QStringLiteral(FUSESCOPE_TEST_CACHE_DIR));
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    return env;
+}
+
+int runFusescope(const QStringList &args, QString *out = nullptr, QString *err = nullptr)
+{
+    QProcess p;
+    p.setProcessEnvironment(cacheEnvironment());
+    p.start(QStringLiteral(FUSESCOPE_BINARY), args);
+    if (!p.waitForFinished(300000))
+        qFatal("fusescope %s did not finish", qPrintable(args.join(QLatin1Char(' '))));
+    if (out)
+        *out = QString::fromUtf8(p.readAllStandardOutput());
+    if (err)
+        *err = QString::fromUtf8(p.readAllStandardError());
+    return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+}
+
+bool waitForLayouts(MainWindow &w)
+{
+    for (int i = 0; i < 1200; ++i) {
+        if (!w.capturedView()->isLayoutRunning() && !w.fusedView()->isLayoutRunning() &&
+            !w.stageView()->isLayoutRunning())
+            return true;
+        QTest::qWait(50);
+    }
+    return false;
+}
+
+bool openAndWait(MainWindow &w, const QString &path)
+{
+    QSignalSpy shown(&w, &MainWindow::documentShown);
+    QSignalSpy failed(&w, &MainWindow::openFailed);
+    w.openFile(path);
+    for (int i = 0; i < 2400 && shown.isEmpty() && failed.isEmpty(); ++i)
+        QTest::qWait(50);
+    if (!failed.isEmpty())
+        qWarning("%s", qPrintable(failed.at(0).at(1).toString()));
+    return !shown.isEmpty() && waitForLayouts(w);
+}
+
+// How many distinct colours a sampled image has: a blank or flat render has few.
+int colourVariety(const QImage &image)
+{
+    std::set<QRgb> colours;
+    for (int y = 0; y < image.height(); y += 4) {
+        for (int x = 0; x < image.width(); x += 4)
+            colours.insert(image.pixel(x, y));
+    }
+    return int(colours.size());
+}
+
+const GraphNode *firstNodeWithTarget(const StageGraph &g, const std::string &target)
+{
+    for (const GraphNode &n : g.nodes) {
+        if (n.target == target)
+            return &n;
+    }
+    return nullptr;
+}
+
+} // namespace
+
+class TestGui : public QObject
+{
+    Q_OBJECT
+private:
+    QTemporaryDir m_dir;
+    QString m_encoderTrace;
+    QString m_resnetTrace;
+
+private slots:
+    void initTestCase()
+    {
+        QCoreApplication::setOrganizationName(QStringLiteral("FusescopeTest"));
+        QCoreApplication::setApplicationName(QStringLiteral("tst_app_gui"));
+        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_dir.filePath(QStringLiteral("settings")));
+        qputenv("XDG_CACHE_HOME", FUSESCOPE_TEST_CACHE_DIR);
+        m_encoderTrace = m_dir.filePath(QStringLiteral("encoder.fstrace"));
+        QString err;
+        QCOMPARE(runFusescope({QStringLiteral("profile"), QStringLiteral("encoder"), QStringLiteral("--compile"),
+                               QStringLiteral("--steps"), QStringLiteral("2"), QStringLiteral("-o"), m_encoderTrace},
+                              nullptr, &err),
+                 0);
+        m_resnetTrace = m_dir.filePath(QStringLiteral("resnet18.fstrace"));
+        QCOMPARE(runFusescope({QStringLiteral("profile"), QStringLiteral("resnet18"), QStringLiteral("--compile"),
+                               QStringLiteral("--steps"), QStringLiteral("1"), QStringLiteral("-o"), m_resnetTrace},
+                              nullptr, &err),
+                 0);
+    }
+
+    void profiledEncoderOpensWithBothGraphs()
+    {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(openAndWait(w, m_encoderTrace));
+        QVERIFY(w.document()->profiled);
+        QCOMPARE(w.capturedView()->graph()->stageName, std::string("capture"));
+        QCOMPARE(w.fusedView()->graph()->stageName, std::string("fuse"));
+        QVERIFY(!w.capturedView()->scene()->items().isEmpty());
+        QVERIFY(!w.fusedView()->scene()->items().isEmpty());
+        QVERIFY(w.capturedView()->heatAvailable());
+    }
+
+    void capturedSelectionLightsTheFusedKernel()
+    {
+        MainWindow w;
+        w.show();
+        QVERIFY(openAndWait(w, m_encoderTrace));
+        const StageGraph &captured = *w.capturedView()->graph();
+        const StageGraph &fused = *w.fusedView()->graph();
+        const GraphNode *linear = firstNodeWithTarget(captured, "aten.linear");
+        QVERIFY(linear);
+        w.capturedView()->boxItem(w.capturedView()->presented().itemFor(linear->id))->setSelected(true);
+        // The fused nodes that came from it and every node of their kernels are lit.
+        std::set<std::string> kernels;
+        for (int id : fused.nodesWithOrigins({linear->id}))
+            kernels.insert(fused.find(id)->kernel);
+        kernels.erase("");
+        QVERIFY(!kernels.empty());
+        std::set<int> expected;
+        for (const std::string &k : kernels) {
+            for (int id : fused.kernel(k)->nodes)
+                expected.insert(w.fusedView()->presented().itemFor(id));
+        }
+        const std::vector<int> lit = w.fusedView()->highlightedItems();
+        for (int item : expected)
+            QVERIFY(std::find(lit.begin(), lit.end(), item) != lit.end());
+        QCOMPARE(w.inspector()->value(QStringLiteral("target")), QStringLiteral("aten.linear"));
+        QVERIFY(w.inspector()->value(QStringLiteral("measured time")).contains(QLatin1String("s")));
+    }
+
+    void fusedSelectionLightsItsOrigins()
+    {
+        MainWindow w;
+        w.show();
+        QVERIFY(openAndWait(w, m_encoderTrace));
+        const StageGraph &fused = *w.fusedView()->graph();
+        const GraphNode *mm = firstNodeWithTarget(fused, "aten.mm");
+        QVERIFY(mm && !mm->kernel.empty());
+        w.fusedView()->boxItem(w.fusedView()->presented().itemFor(mm->id))->setSelected(true);
+        const std::vector<int> lit = w.capturedView()->highlightedItems();
+        QVERIFY(!lit.empty());
+        for (int origin : mm->origins) {
+            const int item = w.capturedView()->presented().itemFor(origin);
+            QVERIFY(std::find(lit.begin(), lit.end(), item) != lit.end());
+        }
+        QCOMPARE(w.inspector()->value(QStringLiteral("kernel")), QString::fromStdString(mm->kernel));
+    }
+
+    void stagesStepWithAltArrows()
+    {
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        QVERIFY(openAndWait(w, m_encoderTrace));
+        StageNavigator *nav = w.stageNavigator();
+        nav->selectStage(0);
+        QTRY_COMPARE(w.stageView()->stage(), 0);
+        QTest::keyClick(&w, Qt::Key_Right, Qt::AltModifier);
+        QCOMPARE(nav->currentStage(), 1);
+        QTRY_COMPARE(w.stageView()->stage(), 1);
+        QVERIFY(waitForLayouts(w));
+        // decompose adds nodes: they are marked on the stage's graph.
+        int added = 0;
+        for (size_t i = 0; i < w.stageView()->presented().items.size(); ++i)
+            added += w.stageView()->boxItem(int(i))->mark() == ItemMark::Added;
+        QVERIFY(added > 0);
+        QTest::keyClick(&w, Qt::Key_Left, Qt::AltModifier);
+        QCOMPARE(nav->currentStage(), 0);
+    }
+
+    void resnetOpensCollapsedAndExpands()
+    {
+        MainWindow w;
+        w.show();
+        QVERIFY(openAndWait(w, m_resnetTrace));
+        GraphView *fused = w.fusedView();
+        const size_t before = fused->presented().items.size();
+        QSignalSpy done(fused, &GraphView::layoutFinished);
+        fused->expandAll();
+        QVERIFY(done.wait(60000));
+        QVERIFY(fused->presented().items.size() >= before);
+        QVERIFY(!fused->scene()->items().isEmpty());
+    }
+
+    void onnxModelOpens()
+    {
+#if !FUSESCOPE_HAVE_ONNX
+        QSKIP("this build has no ONNX import (FUSESCOPE_ONNX=OFF)");
+#endif
+        const QString model = QStringLiteral(FUSESCOPE_TESTDATA_DIR "/onnx-models/light/light_squeezenet.onnx");
+        if (!QFileInfo::exists(model))
+            QSKIP("../shared/testdata/onnx-models is absent");
+        MainWindow w;
+        w.show();
+        QVERIFY(openAndWait(w, model));
+        QVERIFY(!w.document()->profiled);
+        QVERIFY(w.capturedView()->presented().items.size() > 20);
+        QVERIFY(w.fusedView()->graph()->kernels.size() > 5);
+    }
+
+    void codeViewFollowsTheFusedGraph()
+    {
+        MainWindow w;
+        w.show();
+        QVERIFY(openAndWait(w, m_encoderTrace));
+        QSignalSpy selected(w.codeView(), &CodeView::kernelSelected);
+        const GraphKernel &k = w.fusedView()->graph()->kernels.front();
+        w.codeView()->selectKernel(QString::fromStdString(k.name));
+        QVERIFY(!selected.isEmpty());
+        const std::vector<int> lit = w.fusedView()->highlightedItems();
+        QVERIFY(!lit.empty());
+        QVERIFY(std::find(lit.begin(), lit.end(), w.fusedView()->presented().itemFor(k.nodes.front())) != lit.end());
+    }
+
+    void screenshotsHaveRealContent()
+    {
+        QTemporaryDir out;
+        QString stdoutText, err;
+        QCOMPARE(runFusescope({QStringLiteral("--screenshot"), out.path(), m_encoderTrace}, &stdoutText, &err), 0);
+        for (const char *name : {"graph-captured.png", "graph-fused.png", "stages.png", "code.png"}) {
+            const QImage image(out.filePath(QString::fromLatin1(name)));
+            QVERIFY2(!image.isNull(), name);
+            QVERIFY2(image.width() > 300 && image.height() > 200, name);
+            QVERIFY2(colourVariety(image) > 40, name);
+        }
+    }
+
+    void screenshotOfABadFileFails()
+    {
+        QTemporaryDir out;
+        QFile junk(out.filePath(QStringLiteral("junk.fstrace")));
+        QVERIFY(junk.open(QIODevice::WriteOnly));
+        junk.write("not a trace");
+        junk.close();
+        QString err;
+        QCOMPARE(runFusescope({QStringLiteral("--screenshot"), out.path(), junk.fileName()}, nullptr, &err), 1);
+        QVERIFY(err.contains(QLatin1String("junk.fstrace")));
+    }
+};
+
+QTEST_MAIN(TestGui)
+#include "tst_app_gui.moc"

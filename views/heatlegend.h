@@ -1,0 +1,30 @@
+#pragma once
+// The colour scale of measured time on a graph, and its legend.
+
+#include <QColor>
+#include <QWidget>
+
+namespace fusescope {
+
+// 0 = coolest (pale yellow) … 1 = hottest (deep red).
+QColor heatColor(double fraction);
+// "412 µs", "3.20 ms", "1.05 s"
+QString formatDuration(double ns);
+
+class HeatLegend : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit HeatLegend(QWidget *parent = nullptr);
+    void setMaximum(double ns);
+    double maximum() const { return m_maxNs; }
+    QSize sizeHint() const override;
+
+protected:
+    void paintEvent(QPaintEvent *event) override;
+
+private:
+    double m_maxNs = 0;
+};
+
+} // namespace fusescope
