@@ -9,6 +9,7 @@
 #include <deque>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace fusescope::compiler {
 namespace {
@@ -23,12 +24,16 @@ class Fuser
 {
 public:
     explicit Fuser(const Graph &graph)
+        : m_nodes(graph.nodes()),
+          m_groupById(static_cast<size_t>(graph.nextId()), -1),
+          m_positionById(static_cast<size_t>(graph.nextId()), -1)
     {
         int pos = 0;
-        for (Node *n : graph.nodes()) {
-            m_position[n] = pos++;
+        for (Node *n : m_nodes) {
+            m_position[n] = pos;
+            m_positionById[static_cast<size_t>(n->id)] = pos++;
             if (auto g = initialGroup(*n)) {
-                m_groupOf[n] = static_cast<int>(m_groups.size());
+                m_groupById[static_cast<size_t>(n->id)] = static_cast<int>(m_groups.size());
                 m_groups.push_back(std::move(*g));
             }
         }
@@ -52,21 +57,26 @@ public:
     }
 
 private:
+    // Looked up for every edge on every merge: a vector by node id, not a hash map.
     int groupOf(const Node *n) const
     {
-        auto it = m_groupOf.find(n);
-        return it == m_groupOf.end() ? -1 : it->second;
+        const size_t id = static_cast<size_t>(n->id);
+        return id < m_groupById.size() ? m_groupById[id] : -1;
     }
 
-    // Edges between groups: producer node -> consumer node, through any alias views.
+    // Edges between groups: producer node -> consumer node, through any
+    // alias views, in graph order so every run decides alike.
     template <typename F>
     void forEachEdge(F f) const
     {
-        for (const auto &[node, g] : m_groupOf) {
-            for (Node *user : readersOf(const_cast<Node *>(node))) {
+        for (Node *node : m_nodes) {
+            const int g = groupOf(node);
+            if (g < 0)
+                continue;
+            for (Node *user : readersOf(node)) {
                 const int gc = groupOf(user);
                 if (gc >= 0 && gc != g)
-                    f(const_cast<Node *>(node), user, g, gc);
+                    f(node, user, g, gc);
             }
         }
     }
@@ -84,20 +94,28 @@ private:
         return m_groups[static_cast<size_t>(gp)].anchor == from ? bytes : 2 * bytes;
     }
 
+    // One candidate per pair of groups: the first edge between them in graph order.
     std::vector<Candidate> candidates() const
     {
         std::vector<Candidate> out;
-        std::set<std::pair<int, int>> seen;
+        std::unordered_set<uint64_t> seen;
+        seen.reserve(m_nodes.size() * 2);
         forEachEdge([&](Node *from, Node *to, int gp, int gc) {
-            if (seen.insert({gp, gc}).second)
+            const uint64_t pair = (static_cast<uint64_t>(static_cast<uint32_t>(gp)) << 32) | static_cast<uint32_t>(gc);
+            if (seen.insert(pair).second)
                 out.push_back({gp, gc, from, to, bytesSaved(from, gp, gc)});
         });
-        std::stable_sort(out.begin(), out.end(), [&](const Candidate &a, const Candidate &b) {
-            if (a.saved != b.saved)
-                return a.saved > b.saved;
-            return m_position.at(a.to) < m_position.at(b.to);
-        });
         return out;
+    }
+
+    // Best first: most bytes saved, then the earliest consumer, then the
+    // earliest found — a total order, so the result never depends on the sort.
+    bool before(const Candidate &a, size_t ia, const Candidate &b, size_t ib) const
+    {
+        if (a.saved != b.saved)
+            return a.saved > b.saved;
+        const int pa = m_positionById[static_cast<size_t>(a.to->id)], pb = m_positionById[static_cast<size_t>(b.to->id)];
+        return pa != pb ? pa < pb : ia < ib;
     }
 
     std::set<int> successors(int g) const
@@ -156,9 +174,20 @@ private:
         return std::nullopt;
     }
 
+    // Most merges take the best candidate or one of the next few, so they
+    // come off a heap one at a time instead of sorting them all each round.
     bool mergeBest(PassLog &log, std::vector<FusionDecision> &decisions)
     {
-        for (const Candidate &c : candidates()) {
+        const std::vector<Candidate> all = candidates();
+        std::vector<size_t> heap(all.size());
+        for (size_t i = 0; i < heap.size(); ++i)
+            heap[i] = i;
+        const auto worse = [&](size_t a, size_t b) { return before(all[b], b, all[a], a); };
+        std::make_heap(heap.begin(), heap.end(), worse);
+        while (!heap.empty()) {
+            std::pop_heap(heap.begin(), heap.end(), worse);
+            const Candidate &c = all[heap.back()];
+            heap.pop_back();
             Group merged;
             if (whyNot(c, &merged))
                 continue;
@@ -175,7 +204,7 @@ private:
     {
         Group &p = m_groups[static_cast<size_t>(c.producer)];
         for (Node *n : p.nodes)
-            m_groupOf[n] = c.consumer;
+            m_groupById[static_cast<size_t>(n->id)] = c.consumer;
         p.alive = false;
         p.nodes.clear();
         m_groups[static_cast<size_t>(c.consumer)] = std::move(merged);
@@ -192,9 +221,11 @@ private:
         });
     }
 
+    std::vector<Node *> m_nodes; // graph order
     std::vector<Group> m_groups;
-    std::unordered_map<const Node *, int> m_groupOf;
-    std::unordered_map<const Node *, int> m_position;
+    std::vector<int> m_groupById;    // node id -> group, -1 for views and nodes in no group
+    std::vector<int> m_positionById; // node id -> position in graph order
+    std::unordered_map<const Node *, int> m_position; // what mergeGroups reads
 };
 
 } // namespace
