@@ -52,7 +52,16 @@ int DocumentLoader::start(const QString &path)
                                            this, [this, job, percent, what] { reportProgress(job, percent, what); },
                                            Qt::QueuedConnection);
                                    },
-                                   &job->cancel};
+                                   &job->cancel,
+                                   [this, job](std::shared_ptr<const Document> preview) {
+                                       QMetaObject::invokeMethod(
+                                           this,
+                                           [this, job, preview] {
+                                               if (job == m_current)
+                                                   emit previewReady(preview);
+                                           },
+                                           Qt::QueuedConnection);
+                                   }};
         std::shared_ptr<const Document> document;
         QString error;
         try {

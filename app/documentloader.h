@@ -36,6 +36,9 @@ public:
 signals:
     // Only when the percentage or the text changes.
     void progress(int percent, const QString &what);
+    // The captured graph while the rest loads (LoadProgress::preview); at most
+    // once per job, always before loaded().
+    void previewReady(std::shared_ptr<const fusescope::Document> preview);
     void loaded(std::shared_ptr<const fusescope::Document> document);
     void failed(const QString &path, const QString &reason);
     void cancelled();

@@ -1,7 +1,9 @@
 #include "app/documentopener.h"
 
+#include "core/compiler/graph_json.h"
 #include "app/runnable.h"
 #include "core/compiler/compile.h"
+#include "core/compiler/graph_json.h"
 #include "profiler/statistics.h"
 #include "profiler/traceformat.h"
 #include "profiler/tracereader.h"
@@ -57,6 +59,28 @@ public:
             throw Cancelled{};
     }
     const std::atomic<bool> *cancelFlag() const { return m_control.cancel; }
+    // Shows the capture stage before the rest is parsed (or compiled); its
+    // graph is kept in `doc` so parseGraphs does not parse it again.
+    void preview(Document &doc, const std::string &where) const
+    {
+        const int capture = doc.stageIndex("capture");
+        if (!m_control.preview || capture < 0)
+            return;
+        std::shared_ptr<const StageGraph> graph;
+        try {
+            graph = StageGraph::fromStage(doc.stages[size_t(capture)]);
+        } catch (const std::exception &e) {
+            throw Error(name + ": " + where + "stage " + std::to_string(capture) + ", " + e.what());
+        }
+        doc.graphs.assign(doc.stages.size(), nullptr);
+        doc.graphs[size_t(capture)] = graph;
+        auto first = std::make_shared<Document>(doc);
+        first->stages = {doc.stages[size_t(capture)]};
+        first->graphs = {graph};
+        first->path = file;
+        first->complete = false;
+        m_control.preview(std::move(first));
+    }
 
     const QString path;
     const std::string file;
@@ -72,7 +96,9 @@ private:
 void parseGraphs(const Load &load, Document &doc, const std::string &where, double from, double to)
 {
     const size_t n = doc.stages.size();
-    std::vector<std::shared_ptr<const StageGraph>> graphs(n);
+    // A graph the preview parsed already is kept, so the views showing it stay.
+    std::vector<std::shared_ptr<const StageGraph>> graphs = doc.graphs;
+    graphs.resize(n);
     std::vector<std::string> errors(n);
     std::atomic<size_t> next{0};
     std::atomic<size_t> done{0};
@@ -80,7 +106,8 @@ void parseGraphs(const Load &load, Document &doc, const std::string &where, doub
     auto work = [&](bool reporting) {
         for (size_t i = next++; i < n && !stop; i = next++) {
             try {
-                graphs[i] = StageGraph::fromStage(doc.stages[i]);
+                if (!graphs[i])
+                    graphs[i] = StageGraph::fromStage(doc.stages[i]);
             } catch (const std::exception &e) {
                 errors[i] = e.what();
                 stop = true;
@@ -175,6 +202,7 @@ std::shared_ptr<Document> loadTrace(const Load &load)
     addRunNotes(*doc, reader.runs(), run);
     if (listing.summary.events > 0)
         addMeasuredTimes(load, *doc, reader, run);
+    load.preview(*doc, runLabel(run, listing.info.name) + ", ");
     parseGraphs(load, *doc, runLabel(run, listing.info.name) + ", ", 0.4, 1.0);
     return doc;
 }
@@ -184,6 +212,28 @@ std::shared_ptr<Document> loadTrace(const Load &load)
 double msSince(std::chrono::steady_clock::time_point start)
 {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The captured graph as its own stage, shown while the model compiles.
+void previewCapture(const Load &load, Document &doc, const compiler::Graph &graph, double captureMs)
+{
+    compiler::CompileStage capture;
+    capture.name = "capture";
+    capture.graphJson = compiler::graphToJsonText(graph);
+    capture.durationMs = captureMs;
+    doc.stages = {std::move(capture)};
+    load.preview(doc, std::string());
+}
+
+// The compiler's own capture snapshot replaces the preview's; the parsed
+// graph carries over when the snapshot is the same graph, as it should be.
+void keepPreviewGraph(Document &doc, const std::vector<compiler::CompileStage> &stages)
+{
+    std::shared_ptr<const StageGraph> parsed = doc.graphs.empty() ? nullptr : doc.graphs.front();
+    const bool same = parsed && !stages.empty() && stages.front().graphJson == doc.stages.front().graphJson;
+    doc.graphs.assign(stages.size(), nullptr);
+    if (same)
+        doc.graphs.front() = std::move(parsed);
 }
 
 // Captured on meta tensors and compiled in interpret mode: the load stage
@@ -202,17 +252,20 @@ std::shared_ptr<Document> loadOnnx(const Load &load)
         inputs.push_back({runnable.inputs.size() == 1 ? "x" : "x" + std::to_string(i), t.sizes(), t.strides(), t.dtype()});
     }
     auto doc = std::make_shared<Document>();
+    doc->title = load.name;
     try {
         const auto start = std::chrono::steady_clock::now();
         compiler::Graph graph = compiler::capture(runnable.fn, inputs, runnable.parameters);
         const double captureMs = msSince(start);
         load.checkCancel();
+        previewCapture(load, *doc, graph, captureMs);
         load.report(0.3, QT_TRANSLATE_NOOP("fusescope", "compiling"));
-        doc->stages = compiler::compileGraph(std::move(graph), captureMs, {.interpret = true}).stages;
+        std::vector<compiler::CompileStage> stages = compiler::compileGraph(std::move(graph), captureMs, {.interpret = true}).stages;
+        keepPreviewGraph(*doc, stages);
+        doc->stages = std::move(stages);
     } catch (const Error &e) {
         throw Error(load.name + ": " + e.what());
     }
-    doc->title = load.name;
     parseGraphs(load, *doc, std::string(), 0.7, 1.0);
     return doc;
 }

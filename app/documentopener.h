@@ -19,6 +19,11 @@ struct LoadProgress {
     std::function<void(double fraction, const QString &what)> progress;
     // Another thread sets it to stop the load.
     const std::atomic<bool> *cancel = nullptr;
+    // Called once from the loading thread, before the rest is ready, with a
+    // document that holds only the captured graph (and the measured times of
+    // a trace), so a big model shows while it compiles. Its capture graph is
+    // the very StageGraph the full document shares.
+    std::function<void(std::shared_ptr<const Document> preview)> preview;
 };
 
 // Recognizes `path` by content and loads it:

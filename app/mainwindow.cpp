@@ -61,6 +61,7 @@ MainWindow::MainWindow(QWidget *parent)
     setDockNestingEnabled(true);
 
     m_loader = new DocumentLoader(this);
+    connect(m_loader, &DocumentLoader::previewReady, this, &MainWindow::setDocument);
     connect(m_loader, &DocumentLoader::loaded, this, &MainWindow::onLoaded);
     connect(m_loader, &DocumentLoader::failed, this, &MainWindow::onLoadFailed);
     connect(m_loader, &DocumentLoader::cancelled, this, [this] {

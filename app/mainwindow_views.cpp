@@ -179,17 +179,22 @@ void MainWindow::setDocument(std::shared_ptr<const Document> document)
         m_capturedView->clear(tr("%1 holds no captured graph").arg(name));
     if (fuse >= 0)
         m_fusedView->setStage(m_document, fuse);
+    else if (!m_document->complete)
+        m_fusedView->clear(tr("Compiling %1… the fused graph appears when the compile is done").arg(name));
     else
         m_fusedView->clear(tr("%1 holds no fuse stage: the compile stopped before fusion").arg(name));
     m_navigator->setDocument(m_document);
     m_codeView->setDocument(m_document);
     m_exportAction->setEnabled(true);
+    if (m_stack->currentWidget() != m_tabs || m_document->complete == false)
+        m_tabs->setCurrentIndex(0);
     m_stack->setCurrentWidget(m_tabs);
-    m_tabs->setCurrentIndex(0);
-    statusBar()->showMessage(tr("Opened %1: %2").arg(name, QString::fromStdString(m_document->title)));
+    statusBar()->showMessage(m_document->complete ? tr("Opened %1: %2").arg(name, QString::fromStdString(m_document->title))
+                                                  : tr("Opening %1: the captured graph, while the rest loads").arg(name));
     for (const std::string &note : m_document->notes)
         statusBar()->showMessage(QString::fromStdString(note), 10000);
-    emit documentShown();
+    if (m_document->complete)
+        emit documentShown();
 }
 
 int MainWindow::captureStage() const

@@ -350,14 +350,14 @@ private slots:
     void cancelFlagStopsTheSynchronousLoad()
     {
         std::atomic<bool> cancel{true};
-        QVERIFY(!loadDocument(m_compiled, {{}, &cancel}));
+        QVERIFY(!loadDocument(m_compiled, {{}, &cancel, {}}));
         // Set during the load: null, never a partial document.
         std::atomic<bool> later{false};
         const LoadProgress control{[&](double f, const QString &) {
                                        if (f > 0.05)
                                            later = true;
                                    },
-                                   &later};
+                                   &later, {}};
         QVERIFY(!loadDocument(m_compiled, control));
     }
 
@@ -410,41 +410,36 @@ private slots:
         QCOMPARE(runFusescope({QStringLiteral("demo"), QStringLiteral("--help")}), 0);
     }
 
-    // Not a pass/fail check: the GUI's target is a 1,746-node model open in
-    // 0.5 s; this prints where the time goes.
-    void densenetLoadTime()
+    // A model shows its captured graph while it compiles: the preview comes
+    // first, holds only the capture stage, and the full document shares its
+    // parsed graph, so the view drawing it is kept.
+    void previewComesFirstAndIsShared_data()
     {
-        if (const QString why = onnxSkipReason(kDensenet); !why.isEmpty())
-            QSKIP(qPrintable(why));
-        QElapsedTimer total;
-        QString phase;
-        QElapsedTimer phaseTimer;
-        QStringList phases;
-        const LoadProgress control{[&](double, const QString &what) {
-            if (what == phase)
-                return;
-            if (!phase.isEmpty())
-                phases << QStringLiteral("%1 %2 ms").arg(phase).arg(phaseTimer.nsecsElapsed() / 1e6, 0, 'f', 1);
-            phase = what;
-            phaseTimer.start();
-        }};
-        total.start();
-        const std::shared_ptr<const Document> doc = loadDocument(kDensenet, control);
-        const double totalMs = double(total.nsecsElapsed()) / 1e6;
-        QVERIFY(doc);
-        QStringList stages, parse;
-        for (const compiler::CompileStage &s : doc->stages) {
-            stages << QStringLiteral("%1 %2").arg(QString::fromStdString(s.name)).arg(s.durationMs, 0, 'f', 1);
-            QElapsedTimer t;
-            t.start();
-            StageGraph::fromStage(s);
-            parse << QStringLiteral("%1 %2 (%3 KiB)").arg(QString::fromStdString(s.name)).arg(t.nsecsElapsed() / 1e6, 0, 'f', 1)
-                         .arg((s.graphJson.size() + s.detailsJson.size()) / 1024);
+        QTest::addColumn<bool>("onnx");
+        QTest::newRow("trace") << false;
+        QTest::newRow("onnx") << true;
+    }
+
+    void previewComesFirstAndIsShared()
+    {
+        QFETCH(bool, onnx);
+        if (onnx) {
+            if (const QString why = onnxSkipReason(kSqueezenet); !why.isEmpty())
+                QSKIP(qPrintable(why));
         }
-        qInfo("densenet121: %zu captured nodes, loadDocument %.1f ms", doc->graphs.front()->nodes.size(), totalMs);
-        qInfo("  phases (ms): %s", qPrintable(phases.join(QLatin1String(", "))));
-        qInfo("  compile stages (ms): %s", qPrintable(stages.join(QLatin1String(", "))));
-        qInfo("  StageGraph::fromStage (ms): %s", qPrintable(parse.join(QLatin1String(", "))));
+        std::vector<std::shared_ptr<const Document>> previews;
+        LoadProgress control;
+        control.preview = [&](std::shared_ptr<const Document> p) { previews.push_back(std::move(p)); };
+        const std::shared_ptr<const Document> doc = loadDocument(onnx ? kSqueezenet : m_compiled, control);
+        QVERIFY(doc && doc->complete);
+        QCOMPARE(previews.size(), size_t(1));
+        const Document &preview = *previews.front();
+        QVERIFY(!preview.complete);
+        QCOMPARE(preview.stages.size(), size_t(1));
+        QCOMPARE(preview.stages.front().name, std::string("capture"));
+        QCOMPARE(preview.graphs.front(), doc->graphs.at(size_t(doc->stageIndex("capture"))));
+        QCOMPARE(preview.profiled, doc->profiled);
+        QVERIFY(doc->stages.size() > 1);
     }
 };
 

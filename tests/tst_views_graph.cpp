@@ -9,6 +9,7 @@
 #include "views/heatlegend.h"
 #include "views/inspector.h"
 
+#include <QAbstractItemModelTester>
 #include <QFile>
 #include <QGraphicsScene>
 #include <QImage>
@@ -360,6 +361,7 @@ private slots:
             mm = !mm && n.target == "aten.mm" ? &n : mm;
         QVERIFY(mm);
         Inspector inspector;
+        QAbstractItemModelTester tester(inspector.tree()->model());
         inspector.showNode(doc, fuse, mm->id);
         QCOMPARE(inspector.value(QStringLiteral("name")), QString::fromStdString(mm->name));
         QCOMPARE(inspector.value(QStringLiteral("target")), QStringLiteral("aten.mm"));

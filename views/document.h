@@ -25,6 +25,8 @@ struct Document {
     std::unordered_map<int, double> nodeTimeNs;
     std::unordered_map<std::string, double> kernelTimeNs;
     std::vector<std::string> notes; // what the user should know: "run 0 was cut short"
+    // False for a loader's preview: the captured graph only, the rest still coming.
+    bool complete = true;
 
     // The index of stage `name` of `segment`, or -1.
     int stageIndex(const std::string &name, int segment = 0) const

@@ -6,24 +6,41 @@
 namespace fusescope {
 namespace {
 
+// How many drawn (non-parameter) nodes each module holds, nested ones included.
+std::map<std::string, int> drawnNodeCounts(const StageGraph &graph)
+{
+    std::map<std::string, int> counts;
+    for (const GraphNode &n : graph.nodes) {
+        if (n.isParameter())
+            continue;
+        for (const std::string &m : moduleChain(n.module))
+            ++counts[m];
+    }
+    return counts;
+}
+
 // The outermost module of `chain` that is closed, or "" when all are open.
-std::string firstClosed(const std::vector<std::string> &chain, const std::set<std::string> &expanded)
+// A module of one node is never a box: the node says more than a box would.
+std::string firstClosed(const std::vector<std::string> &chain, const std::set<std::string> &expanded,
+                        const std::map<std::string, int> &counts)
 {
     for (const std::string &m : chain) {
-        if (!expanded.count(m))
-            return m;
+        if (!expanded.count(m)) {
+            const auto it = counts.find(m);
+            return it != counts.end() && it->second > 1 ? m : std::string();
+        }
     }
     return {};
 }
 
-size_t countItems(const StageGraph &graph, const std::set<std::string> &expanded)
+size_t countItems(const StageGraph &graph, const std::set<std::string> &expanded, const std::map<std::string, int> &counts)
 {
     std::set<std::string> boxes;
     size_t nodes = 0;
     for (const GraphNode &n : graph.nodes) {
         if (n.isParameter())
             continue;
-        const std::string closed = firstClosed(moduleChain(n.module), expanded);
+        const std::string closed = firstClosed(moduleChain(n.module), expanded, counts);
         closed.empty() ? void(++nodes) : void(boxes.insert(closed));
     }
     return nodes + boxes.size();
@@ -33,7 +50,7 @@ class Presenter
 {
 public:
     Presenter(const StageGraph &graph, const std::set<std::string> &expanded)
-        : m_graph(graph), m_expanded(expanded)
+        : m_graph(graph), m_expanded(expanded), m_counts(drawnNodeCounts(graph))
     {
         for (const GraphKernel &k : graph.kernels) {
             if (k.nodes.size() >= 2)
@@ -49,6 +66,7 @@ public:
         }
         for (const GraphNode &n : m_graph.nodes)
             connect(n);
+        clusterBoxesByKernel();
         return std::move(m_out);
     }
 
@@ -56,7 +74,7 @@ private:
     void place(const GraphNode &n)
     {
         const std::vector<std::string> chain = moduleChain(n.module);
-        const std::string closed = firstClosed(chain, m_expanded);
+        const std::string closed = firstClosed(chain, m_expanded, m_counts);
         if (!closed.empty()) {
             const int box = moduleBox(closed);
             m_out.items[size_t(box)].members.push_back(n.id);
@@ -102,6 +120,9 @@ private:
             return -1;
         int parent = -1;
         for (const std::string &m : chain) {
+            // A frame around a single node adds ink, not information.
+            if (const auto count = m_counts.find(m); count == m_counts.end() || count->second <= 1)
+                continue;
             auto it = m_clusters.find("m:" + m);
             if (it == m_clusters.end()) {
                 m_out.clusters.push_back({PresentedCluster::Kind::Module, m, parent});
@@ -110,6 +131,24 @@ private:
             parent = it->second;
         }
         return parent;
+    }
+
+    // After fusion a closed module whose nodes all run in one kernel sits
+    // inside that kernel's cluster, so the kernels stay visible when closed.
+    void clusterBoxesByKernel()
+    {
+        for (PresentedItem &item : m_out.items) {
+            if (item.kind != PresentedItem::Kind::Module || item.cluster >= 0)
+                continue;
+            const GraphNode *first = m_graph.find(item.members.front());
+            const bool one = first && m_kernelsToCluster.count(first->kernel) &&
+                             std::all_of(item.members.begin(), item.members.end(), [&](int id) {
+                                 const GraphNode *n = m_graph.find(id);
+                                 return n && (n->kernel == first->kernel || n->view);
+                             });
+            if (one)
+                item.cluster = kernelCluster(first->kernel);
+        }
     }
 
     void connect(const GraphNode &n)
@@ -126,6 +165,7 @@ private:
 
     const StageGraph &m_graph;
     const std::set<std::string> &m_expanded;
+    const std::map<std::string, int> m_counts;
     std::set<std::string> m_kernelsToCluster;
     std::map<std::string, int> m_boxes;
     std::map<std::string, int> m_clusters;
@@ -159,7 +199,8 @@ std::set<std::string> modulePaths(const StageGraph &graph)
 std::set<std::string> defaultExpandedModules(const StageGraph &graph, int maxItems, int openAllUpTo)
 {
     const std::set<std::string> all = modulePaths(graph);
-    if (countItems(graph, all) <= size_t(openAllUpTo))
+    const std::map<std::string, int> counts = drawnNodeCounts(graph);
+    if (countItems(graph, all, counts) <= size_t(openAllUpTo))
         return all;
     std::set<std::string> expanded;
     for (size_t depth = 1;; ++depth) {
@@ -168,7 +209,7 @@ std::set<std::string> defaultExpandedModules(const StageGraph &graph, int maxIte
             if (moduleChain(m).size() == depth)
                 next.insert(m);
         }
-        if (next.size() == expanded.size() || countItems(graph, next) > size_t(maxItems))
+        if (next.size() == expanded.size() || countItems(graph, next, counts) > size_t(maxItems))
             return expanded;
         expanded = std::move(next);
     }

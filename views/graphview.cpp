@@ -200,8 +200,13 @@ void GraphView::setStage(std::shared_ptr<const Document> document, int stage, st
     const bool sameDocument = document == m_document;
     const std::shared_ptr<const StageGraph> graph = document ? document->graphs.at(size_t(stage)) : nullptr;
     m_marks = std::move(marks);
-    if (sameDocument && graph == m_graph) {
+    // The same graph in a newer document (a preview completed): keep the
+    // drawing and the user's view, take the new times.
+    if (graph && graph == m_graph) {
+        m_document = std::move(document);
+        m_stage = stage;
         applyMarks();
+        applyHeat();
         return;
     }
     const int keepSelection = m_selectedNode;
