@@ -9,7 +9,6 @@
 #include "views/heatlegend.h"
 #include "views/inspector.h"
 
-#include <QAbstractItemModelTester>
 #include <QFile>
 #include <QGraphicsScene>
 #include <QImage>
@@ -361,7 +360,6 @@ private slots:
             mm = !mm && n.target == "aten.mm" ? &n : mm;
         QVERIFY(mm);
         Inspector inspector;
-        QAbstractItemModelTester tester(inspector.tree()->model());
         inspector.showNode(doc, fuse, mm->id);
         QCOMPARE(inspector.value(QStringLiteral("name")), QString::fromStdString(mm->name));
         QCOMPARE(inspector.value(QStringLiteral("target")), QStringLiteral("aten.mm"));
