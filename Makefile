@@ -29,8 +29,8 @@ run: build
 ifneq ($(HAVE_DISPLAY),)
 	$(FUSESCOPE)
 else
-	@echo "No display: rendering the window offscreen into $(BUILD)/screenshots"
-	$(FUSESCOPE) --screenshot $(BUILD)/screenshots
+	@echo "No display: running the demo headless (report, and every view rendered into $(BUILD)/screenshots)"
+	$(FUSESCOPE) demo --headless --out $(BUILD)/screenshots
 endif
 
 test: build
