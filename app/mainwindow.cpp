@@ -91,7 +91,10 @@ MainWindow::MainWindow(QWidget *parent)
     restoreWindowState();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow()
+{
+    disconnectViews();
+}
 
 void MainWindow::createActions()
 {
@@ -128,13 +131,13 @@ void MainWindow::createStatusBar()
     m_progressBar = new QProgressBar(m_progress);
     m_progressBar->setRange(0, 100);
     m_progressBar->setMaximumWidth(180);
-    auto *cancel = new QPushButton(tr("Cancel"), m_progress);
-    cancel->setObjectName(QStringLiteral("cancelOpen"));
-    cancel->setToolTip(tr("Stop opening this file"));
-    connect(cancel, &QPushButton::clicked, this, &MainWindow::cancelLoading);
+    m_cancelButton = new QPushButton(tr("Cancel"), m_progress);
+    m_cancelButton->setObjectName(QStringLiteral("cancelOpen"));
+    m_cancelButton->setToolTip(tr("Stop opening this file"));
+    connect(m_cancelButton, &QPushButton::clicked, this, &MainWindow::cancelLoading);
     layout->addWidget(m_progressLabel);
     layout->addWidget(m_progressBar);
-    layout->addWidget(cancel);
+    layout->addWidget(m_cancelButton);
     statusBar()->addPermanentWidget(m_progress);
     m_progress->hide();
     statusBar()->showMessage(tr("No file open"));
@@ -209,6 +212,7 @@ void MainWindow::startNextLoad()
     const QString path = m_pending.takeFirst();
     m_progressLabel->setText(tr("Opening %1").arg(QFileInfo(path).fileName()));
     m_progressBar->setValue(0);
+    m_cancelButton->show();
     m_progress->show();
     statusBar()->showMessage(tr("Opening %1…").arg(QDir::toNativeSeparators(path)));
     m_loader->start(path);
@@ -247,6 +251,7 @@ void MainWindow::runDemo()
     }
     m_progressLabel->setText(tr("Profiling the demo model (encoder, eager and compiled)…"));
     m_progressBar->setRange(0, 0);
+    m_cancelButton->hide(); // a recording runs to its end: it takes seconds
     m_progress->show();
     m_emptyState->setDemoAvailable(false, tr("The demo is being recorded"));
     if (!m_demo) {

@@ -80,6 +80,7 @@ private:
     void createViewMenu();
     void createStatusBar();
     void connectSelection();
+    void disconnectViews();
     void rebuildRecentMenu();
     void showAbout();
     void startNextLoad();
@@ -123,6 +124,7 @@ private:
     QWidget *m_progress = nullptr;
     QProgressBar *m_progressBar = nullptr;
     QLabel *m_progressLabel = nullptr;
+    QPushButton *m_cancelButton = nullptr;
 };
 
 } // namespace fusescope

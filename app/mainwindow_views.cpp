@@ -23,6 +23,7 @@
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QToolBar>
 
 #include <set>
 
@@ -110,23 +111,37 @@ void MainWindow::createDocks()
 void MainWindow::createViewMenu()
 {
     QMenu *view = menuBar()->addMenu(tr("&View"));
-    auto graphAction = [this, view](const QString &text, const QKeySequence &keys, void (GraphView::*slot)()) {
+    QToolBar *tools = addToolBar(tr("Graph"));
+    tools->setObjectName(QStringLiteral("graphToolBar"));
+    tools->addAction(m_openAction);
+    tools->addSeparator();
+    auto graphAction = [this, view, tools](const QString &text, const QKeySequence &keys, void (GraphView::*slot)(),
+                                           const QString &tip) {
         QAction *a = view->addAction(text, this, [this, slot] { (currentGraphView()->*slot)(); });
         a->setShortcut(keys);
+        a->setToolTip(keys.isEmpty() ? tip : QStringLiteral("%1 (%2)").arg(tip, keys.toString(QKeySequence::NativeText)));
+        a->setStatusTip(tip);
+        tools->addAction(a);
         return a;
     };
-    graphAction(tr("Zoom &In"), QKeySequence::ZoomIn, &GraphView::zoomIn);
-    graphAction(tr("Zoom &Out"), QKeySequence::ZoomOut, &GraphView::zoomOut);
-    graphAction(tr("&Fit Graph"), QKeySequence(Qt::CTRL | Qt::Key_0), &GraphView::fitToView);
+    graphAction(tr("Zoom &In"), QKeySequence::ZoomIn, &GraphView::zoomIn, tr("Zoom in on the graph in view"));
+    graphAction(tr("Zoom &Out"), QKeySequence::ZoomOut, &GraphView::zoomOut, tr("Zoom out of the graph in view"));
+    graphAction(tr("&Fit Graph"), QKeySequence(Qt::CTRL | Qt::Key_0), &GraphView::fitToView,
+                tr("Show the whole graph (F in the graph)"));
     view->addSeparator();
-    graphAction(tr("&Expand All Modules"), QKeySequence(), &GraphView::expandAll);
-    graphAction(tr("&Collapse All Modules"), QKeySequence(), &GraphView::collapseAll);
+    tools->addSeparator();
+    graphAction(tr("&Expand All Modules"), QKeySequence(), &GraphView::expandAll,
+                tr("Open every module: draw every node (double-click a box opens one)"));
+    graphAction(tr("&Collapse All Modules"), QKeySequence(), &GraphView::collapseAll,
+                tr("Close every module: one box per top-level module"));
     m_heatAction = view->addAction(tr("Measured Time &Heat"));
     m_heatAction->setCheckable(true);
     m_heatAction->setChecked(QSettings().value(kHeatKey, true).toBool());
     m_heatAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_H));
     m_heatAction->setToolTip(tr("Colour nodes by measured time (profiled files)"));
     m_heatAction->setObjectName(QStringLiteral("actionHeat"));
+    tools->addAction(m_heatAction);
+    tools->addAction(m_exportAction);
     connect(m_heatAction, &QAction::toggled, this, [this](bool on) {
         QSettings().setValue(kHeatKey, on);
         for (GraphView *g : {m_capturedView, m_fusedView, m_stageView})
@@ -163,6 +178,15 @@ void MainWindow::connectSelection()
     connect(m_navigator, &StageNavigator::decisionActivated, this, &MainWindow::onDecisionActivated);
     connect(m_codeView, &CodeView::kernelSelected, this, &MainWindow::onKernelSelected);
     connect(m_inspector, &Inspector::nodeActivated, this, &MainWindow::goToNode);
+}
+
+void MainWindow::disconnectViews()
+{
+    // The views die with the children, after this object is no longer a
+    // MainWindow: what they emit on the way out must not reach its slots.
+    for (QObject *view : std::initializer_list<QObject *>{m_capturedView, m_fusedView, m_stageView, m_navigator,
+                                                          m_codeView, m_inspector, m_loader})
+        disconnect(view, nullptr, this, nullptr);
 }
 
 void MainWindow::setDocument(std::shared_ptr<const Document> document)

@@ -15,6 +15,7 @@
 #include <QGraphicsScene>
 #include <QImage>
 #include <QProcess>
+#include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -246,6 +247,21 @@ private slots:
         const std::vector<int> lit = w.fusedView()->highlightedItems();
         QVERIFY(!lit.empty());
         QVERIFY(std::find(lit.begin(), lit.end(), w.fusedView()->presented().itemFor(k.nodes.front())) != lit.end());
+    }
+
+    void demoButtonRecordsAndOpens()
+    {
+        MainWindow w;
+        w.show();
+        QSignalSpy shown(&w, &MainWindow::documentShown);
+        auto *demo = w.findChild<QPushButton *>(QStringLiteral("emptyStateDemo"));
+        QVERIFY(demo && demo->isEnabled());
+        QTest::mouseClick(demo, Qt::LeftButton);
+        QVERIFY(!demo->isEnabled()); // one recording at a time
+        QVERIFY(shown.wait(300000));
+        QVERIFY(QString::fromStdString(w.document()->path).endsWith(QLatin1String("demo/demo.fstrace")));
+        QVERIFY(w.document()->profiled);
+        QVERIFY(w.fusedView()->graph() && !w.fusedView()->graph()->kernels.empty());
     }
 
     void screenshotsHaveRealContent()

@@ -71,6 +71,9 @@ GraphView::GraphView(QWidget *parent)
 
 GraphView::~GraphView()
 {
+    // The scene dies with the children, after this object is no longer a
+    // GraphView: its last selectionChanged must not reach onSelectionChanged.
+    disconnect(m_scene, nullptr, this, nullptr);
     cancelLayout();
     for (QThread *t : m_threads)
         t->wait();
