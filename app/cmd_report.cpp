@@ -10,6 +10,7 @@
 #include <QJsonObject>
 
 #include <iostream>
+#include <limits>
 
 namespace fusescope {
 namespace {
@@ -130,20 +131,22 @@ QJsonObject runJson(const Run &run, const RunStatistics &s)
 
 int runReportCommand(const QStringList &args)
 {
-    CommandLine cmd(QStringLiteral("report"), QStringLiteral("FILE [--json] [--run N]"),
-                    QStringLiteral("Statistics of a trace: top ops, kernels, copies, memory peak and compile stages per run."));
+    CommandLine cmd(QStringLiteral("report"), QStringLiteral("FILE [FILE…] [--json] [--run N]"),
+                    QStringLiteral("Statistics of a trace: top ops, kernels, copies, memory peak and compile stages per run.\n"
+                                   "FILE: a Fusescope trace, a PyTorch profiler / Kineto JSON (.json, .json.gz) or an\n"
+                                   "Nsight Systems SQLite export. Several Kineto files are the ranks of one run."));
     QCommandLineParser &p = cmd.parser();
     p.addOptions({{QStringLiteral("json"), QStringLiteral("One JSON document on stdout.")},
                   {QStringLiteral("run"), QStringLiteral("Only run N (0 = the first)."), QStringLiteral("N")}});
-    if (auto exit = cmd.parse(args, 1, 1))
+    if (auto exit = cmd.parse(args, 1, std::numeric_limits<int>::max()))
         return *exit;
     const auto only = cmd.intOption(QStringLiteral("run"), -1, 0);
     if (!only)
         return ExitUsage;
-    const QString file = p.positionalArguments().front();
+    const QString file = p.positionalArguments().join(QStringLiteral(", "));
     Trace trace;
     try {
-        trace = readTraceFile(file);
+        trace = readTraceFiles(p.positionalArguments());
     } catch (const Error &e) {
         return cmd.badInput(QString::fromUtf8(e.what()));
     }

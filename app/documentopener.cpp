@@ -284,8 +284,11 @@ std::shared_ptr<Document> loadByFormat(const Load &load)
         doc = loadOnnx(load);
         break;
     default:
+        // Imported traces hold no compile stages: what shows them (timeline,
+        // statistics) is not built yet, and an empty window would claim otherwise.
         throw Error(load.name + " is a " + fileFormatName(probe.format) +
-                    "; opening it in the GUI comes with the importers (not built yet)");
+                    "; the GUI shows such traces once its timeline and statistics views are built (not yet); "
+                    "'fusescope report " + load.name + "' reads it today");
     }
     doc->path = load.file;
     doc->format = fileFormatName(probe.format);

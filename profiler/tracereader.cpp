@@ -1,5 +1,6 @@
 #include "profiler/tracereader.h"
 
+#include "profiler/filecheck.h"
 #include "profiler/tracestore.h"
 
 #include <algorithm>
@@ -189,19 +190,6 @@ struct TraceReader::State {
 };
 
 namespace {
-
-// The file itself, before SQLite: its errors for these cases are vague.
-void checkFile(const std::string &path)
-{
-    std::error_code ec;
-    const auto status = std::filesystem::status(path, ec);
-    if (!std::filesystem::exists(status))
-        throw Error(path + ": no such file");
-    if (std::filesystem::is_directory(status))
-        throw Error(path + ": is a directory, not a trace");
-    if (std::filesystem::file_size(path, ec) == 0)
-        throw Error(path + ": is empty, not a Fusescope trace");
-}
 
 // The start of an SQLite file, up to its 100-byte header; empty when the file is not SQLite.
 std::vector<uint8_t> sqliteHeader(const std::string &path)
@@ -555,7 +543,7 @@ std::vector<LodLevel> TraceReader::State::computeLod(int run, TrackId track)
 TraceReader::TraceReader(const std::string &path)
     : m_path(path)
 {
-    checkFile(path);
+    checkFileIsThere(path, "a Fusescope trace");
     checkNotTruncated(path);
     m_state = std::make_unique<State>(path);
     State &s = *m_state;

@@ -405,6 +405,82 @@ private slots:
         QVERIFY2(r.err.contains(QLatin1String("no such folder")), qPrintable(r.err));
     }
 
+    // Imported traces through the CLI: report reads them (several Kineto files
+    // are the ranks of one run) and export writes them back as Chrome JSON,
+    // which imports again to the same kernels.
+    void reportReadsImportedTraces_data()
+    {
+        QTest::addColumn<QStringList>("files");
+        QTest::addColumn<int>("kernelNames");
+        const QString k = QStringLiteral(FUSESCOPE_TESTDATA_DIR "/kineto/");
+        QTest::newRow("kineto gz") << QStringList{k + "hta/triton_example/triton_example.json.gz"} << 1;
+        QTest::newRow("two ranks") << QStringList{k + "param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json",
+                                                  k + "param/dlrm_kineto/worker1_step_12.1694128201556.pt.trace.json"}
+                                   << -1;
+        QTest::newRow("nsight") << QStringList{QStringLiteral(FUSESCOPE_TESTDATA_DIR
+                                                              "/nsys/pipit/saxpy-mpi-cuda_nsys_perlmutter0.sqlite")}
+                                << 1;
+    }
+    void reportReadsImportedTraces()
+    {
+        QFETCH(QStringList, files);
+        QFETCH(int, kernelNames);
+        if (!QFileInfo::exists(files.front()))
+            QSKIP("../shared/testdata is absent");
+        const Result r = runFusescope(QStringList{QStringLiteral("report")} + files + QStringList{QStringLiteral("--json")});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject doc = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        const QJsonArray runs = doc.value(QLatin1String("runs")).toArray();
+        QCOMPARE(runs.size(), 1); // ranks of one run are one run
+        const QJsonArray kernels = runs.first().toObject().value(QLatin1String("kernels")).toArray();
+        if (kernelNames >= 0)
+            QCOMPARE(kernels.size(), kernelNames);
+        else
+            QVERIFY(kernels.size() > 1);
+        QVERIFY(kernels.first().toObject().value(QLatin1String("total_us")).toDouble() > 0);
+    }
+
+    void exportOfAnImportImportsAgain()
+    {
+        const QString source = QStringLiteral(FUSESCOPE_TESTDATA_DIR "/kineto/hta/critical_path/alexnet/"
+                                              "benchmark_result_2869224_1695835535_trace.json.gz");
+        if (!QFileInfo::exists(source))
+            QSKIP("../shared/testdata is absent");
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("alexnet.json"));
+        QCOMPARE(runFusescope({QStringLiteral("export"), source, QStringLiteral("--chrome"), out}).exitCode, 0);
+        const Result before = runFusescope({QStringLiteral("report"), source, QStringLiteral("--json")});
+        const Result after = runFusescope({QStringLiteral("report"), out, QStringLiteral("--json")});
+        QCOMPARE(after.exitCode, 0);
+        auto kernels = [](const Result &r) {
+            return QJsonDocument::fromJson(r.out.toUtf8()).object().value(QLatin1String("runs")).toArray().first()
+                .toObject().value(QLatin1String("kernels")).toArray();
+        };
+        QCOMPARE(kernels(after).size(), kernels(before).size());
+        QCOMPARE(kernels(after).first().toObject().value(QLatin1String("name")),
+                 kernels(before).first().toObject().value(QLatin1String("name")));
+        QCOMPARE(kernels(after).first().toObject().value(QLatin1String("calls")),
+                 kernels(before).first().toObject().value(QLatin1String("calls")));
+    }
+
+    void importErrorsNameTheFile()
+    {
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("cut.json"));
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        // Plain literals: moc does not read raw strings that hold quotes.
+        f.write("{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1, \"dur\": 2, \"pid\": 1, "
+                "\"tid\": 1}, {\"ph\": \"X\", \"na");
+        f.close();
+        const Result r = runFusescope({QStringLiteral("report"), file});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains(QLatin1String("cut.json")), qPrintable(r.err));
+        const Result mixed = runFusescope({QStringLiteral("report"), file, QStringLiteral(FUSESCOPE_TESTDATA_DIR
+                                                                                          "/nsys/pipit/saxpy-mpi-cuda_nsys_perlmutter0.sqlite")});
+        QCOMPARE(mixed.exitCode, 1);
+    }
+
     void noDisplayIsAnError()
     {
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();

@@ -215,7 +215,7 @@ private slots:
         QTest::newRow("garbage") << "garbage.fstrace" << QByteArray("not a trace at all\x01\x02", 20)
                                  << "is not a format Fusescope opens";
         QTest::newRow("chrome json") << "kineto.json" << QByteArray(R"({"traceEvents": []})")
-                                     << "is a Kineto/Chrome trace; opening it in the GUI comes with the importers (not built yet)";
+                                     << "is a Kineto/Chrome trace; the GUI shows such traces once its timeline and statistics views are built (not yet)";
     }
     void badFileNamesTheFile()
     {

@@ -8,6 +8,7 @@
 
 #include "profiler/lod.h"
 #include "profiler/tracereader.h"
+#include "tests/qteststring.h"
 
 #include <QFile>
 #include <QRegularExpression>
@@ -25,14 +26,6 @@
 
 using namespace fusescope;
 using namespace fusescope::profiler;
-
-namespace QTest {
-// So that a failing QCOMPARE of std::string shows both values.
-template <> char *toString(const std::string &s)
-{
-    return qstrdup(s.c_str());
-}
-} // namespace QTest
 
 namespace {
 

@@ -1,0 +1,75 @@
+// The import entry points: Kineto JSON files (one rank each) read and parsed
+// one after another into one pending state, then assembled into one Run; and
+// the dispatch by content between Kineto JSON and Nsight Systems exports.
+
+#include "profiler/kinetoimport.h"
+
+#include "core/tensor/tensor.h"
+#include "profiler/traceformat.h"
+
+#include <filesystem>
+
+namespace fusescope::profiler {
+
+namespace {
+
+uint64_t totalBytes(const std::vector<std::string> &paths)
+{
+    uint64_t total = 0;
+    for (const std::string &path : paths) {
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(path, ec);
+        total += ec ? 0 : uint64_t(size);
+    }
+    return total;
+}
+
+// One file at a time, so only one decompressed document is held at once.
+bool importFile(const std::string &path, uint32_t file, kineto::ImportState &state, kineto::ImportProgress &progress)
+{
+    kineto::FileInfo info;
+    info.path = path;
+    state.files.push_back(std::move(info));
+    kineto::JsonBuffer buffer;
+    if (!kineto::readJsonFile(path, buffer, progress))
+        return false;
+    if (!kineto::parseDocument(buffer, file, state, progress))
+        return false;
+    progress.endFile();
+    return true;
+}
+
+} // namespace
+
+std::optional<Trace> importKineto(const std::vector<std::string> &paths, const ImportControl &control)
+{
+    if (paths.empty())
+        throw Error("no trace file to import");
+    kineto::ImportProgress progress(control, totalBytes(paths));
+    kineto::ImportState state;
+    for (uint32_t i = 0; i < paths.size(); ++i) {
+        if (!importFile(paths[i], i, state, progress))
+            return std::nullopt;
+    }
+    return kineto::assembleRun(std::move(state));
+}
+
+std::optional<Trace> importTraces(const std::vector<std::string> &paths, const ImportControl &control)
+{
+    if (paths.empty())
+        throw Error("no trace file to import");
+    for (const std::string &path : paths) {
+        const FormatProbe probe = probeFileFormat(path);
+        if (!probe.ok())
+            throw Error(path + ": " + probe.error);
+        if (probe.format == FileFormat::NsysSqlite && paths.size() == 1)
+            return importNsys(path, control);
+        if (probe.format != FileFormat::ChromeJson)
+            throw Error(path + ": is a " + fileFormatName(probe.format)
+                        + (paths.size() > 1 ? "; several files open together only as Kineto JSON ranks of one run"
+                                            : ", not a trace to import"));
+    }
+    return importKineto(paths, control);
+}
+
+} // namespace fusescope::profiler

@@ -1,0 +1,228 @@
+// Text-level helpers of the Kineto importer (see kinetotext.h).
+
+#include "profiler/kinetotext.h"
+
+#include "profiler/kinetoimport.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <unordered_map>
+
+namespace fusescope::profiler::kineto {
+
+namespace {
+
+// On Demand checks only what is read; everything else in the file is checked
+// here, so a damaged file is refused rather than half read.
+bool validString(std::string_view s)
+{
+    if (s.size() < 2 || s.front() != '"' || s.back() != '"')
+        return false;
+    for (size_t i = 1; i + 1 < s.size(); ++i) {
+        // Most strings have no escape at all: skip to the next backslash.
+        const void *slash = std::memchr(s.data() + i, '\\', s.size() - 1 - i);
+        if (!slash)
+            return true;
+        i = size_t(static_cast<const char *>(slash) - s.data());
+        const char c = s[++i];
+        if (c == 'u') {
+            if (i + 4 >= s.size())
+                return false;
+            for (size_t k = 1; k <= 4; ++k) {
+                if (!std::isxdigit(static_cast<unsigned char>(s[i + k])))
+                    return false;
+            }
+            i += 4;
+        } else if (std::string_view("\"\\/bfnrt").find(c) == std::string_view::npos) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool validNumber(std::string_view s)
+{
+    size_t i = s.starts_with('-') ? 1 : 0;
+    auto digits = [&] {
+        const size_t from = i;
+        while (i < s.size() && s[i] >= '0' && s[i] <= '9')
+            ++i;
+        return i - from;
+    };
+    const size_t first = i;
+    const size_t whole = digits();
+    if (whole == 0 || (whole > 1 && s[first] == '0'))
+        return false;
+    if (i < s.size() && s[i] == '.' && (++i, digits() == 0))
+        return false;
+    if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+        ++i;
+        if (i < s.size() && (s[i] == '+' || s[i] == '-'))
+            ++i;
+        if (digits() == 0)
+            return false;
+    }
+    return i == s.size();
+}
+
+} // namespace
+
+bool validScalar(std::string_view s)
+{
+    if (s.empty())
+        return false;
+    switch (s.front()) {
+    case '"': return validString(s);
+    case 't': return s == "true";
+    case 'f': return s == "false";
+    case 'n': return s == "null";
+    default: return validNumber(s);
+    }
+}
+
+std::string_view trimRight(std::string_view s)
+{
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t'))
+        s.remove_suffix(1);
+    return s;
+}
+
+// "0x7f3a…", "140…" or a JSON number.
+bool parseAddress(std::string_view text, uint64_t &out)
+{
+    if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+        const char *end = text.data() + text.size();
+        auto [p, ec] = std::from_chars(text.data() + 2, end, out, 16);
+        return ec == std::errc() && p == end;
+    }
+    return parseInt(text, out);
+}
+
+// "[128, 1, 1]" → {128, 1, 1}.
+bool parseDims(std::string_view text, int32_t (&dims)[3])
+{
+    const char *p = text.data();
+    const char *end = p + text.size();
+    for (int i = 0; i < 3; ++i) {
+        while (p < end && (*p == '[' || *p == ',' || *p == ' '))
+            ++p;
+        auto [next, ec] = std::from_chars(p, end, dims[i]);
+        if (ec != std::errc())
+            return false;
+        p = next;
+    }
+    while (p < end && *p == ' ')
+        ++p;
+    return p + 1 == end && *p == ']';
+}
+
+void appendJsonString(std::string &out, std::string_view s)
+{
+    out.push_back('"');
+    for (const char c : s) {
+        if (c == '"' || c == '\\')
+            out.push_back('\\');
+        if (static_cast<unsigned char>(c) < 0x20) {
+            static constexpr char kHex[] = "0123456789abcdef";
+            out += "\\u00";
+            out.push_back(kHex[(c >> 4) & 0xf]);
+            out.push_back(kHex[c & 0xf]);
+            continue;
+        }
+        out.push_back(c);
+    }
+    out.push_back('"');
+}
+
+EventKind kindOf(std::string_view cat, std::string_view name)
+{
+    if (name.starts_with("ProfilerStep#"))
+        return EventKind::Step;
+    static const std::unordered_map<std::string_view, EventKind> kinds = {
+        {"cpu_op", EventKind::Op}, {"Operator", EventKind::Op}, {"op", EventKind::Op},
+        {"kernel", EventKind::Kernel}, {"Kernel", EventKind::Kernel},
+        {"gpu_memcpy", EventKind::Memcpy}, {"Memcpy", EventKind::Memcpy}, {"memcpy", EventKind::Memcpy},
+        {"gpu_memset", EventKind::Memset}, {"Memset", EventKind::Memset}, {"memset", EventKind::Memset},
+        {"cuda_runtime", EventKind::Runtime}, {"Runtime", EventKind::Runtime}, {"runtime", EventKind::Runtime},
+        {"cuda_driver", EventKind::Runtime}, {"cuda_sync", EventKind::Runtime},
+        {"compile_stage", EventKind::CompileStage}, {"step", EventKind::Step}, {"instant", EventKind::Instant},
+    };
+    // user_annotation, gpu_user_annotation, python_function (Python frames are
+    // not framework ops: as ops they would be counted into the op totals) and
+    // any category not listed are user ranges.
+    const auto it = kinds.find(cat);
+    return it == kinds.end() ? EventKind::UserRange : it->second;
+}
+
+bool isGpuKind(EventKind kind)
+{
+    return kind == EventKind::Kernel || kind == EventKind::Memcpy || kind == EventKind::Memset;
+}
+
+// "Memcpy HtoD (Pageable -> Device)" and the like.
+CopyKind copyKindOf(std::string_view name)
+{
+    static constexpr std::pair<std::string_view, CopyKind> kinds[] = {
+        {"HtoD", CopyKind::HostToDevice}, {"DtoH", CopyKind::DeviceToHost}, {"DtoD", CopyKind::DeviceToDevice},
+        {"HtoH", CopyKind::HostToHost}, {"PtoP", CopyKind::PeerToPeer}};
+    for (const auto &[tag, kind] : kinds) {
+        if (name.find(tag) != std::string_view::npos)
+            return kind;
+    }
+    return CopyKind::Unknown;
+}
+
+FlowKind flowKindOf(std::string_view cat, std::string_view name)
+{
+    if (cat == "ac2g" || (cat == "async" && name == "launch") || cat == "launch")
+        return FlowKind::Launch;
+    return cat == "fwdbwd" ? FlowKind::ForwardBackward : FlowKind::User;
+}
+
+namespace {
+
+// Exponent forms are rare (no profiler writes them); they go through double.
+bool exponentMicrosToNs(std::string_view text, int64_t &ns)
+{
+    double us = 0;
+    const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), us);
+    if (ec != std::errc() || p != text.data() + text.size() || !std::isfinite(us) || std::fabs(us) > 9.2e15)
+        return false;
+    ns = std::llround(us * 1000.0);
+    return true;
+}
+
+} // namespace
+
+bool microsTextToNs(std::string_view text, int64_t &ns)
+{
+    if (text.find_first_of("eE") != std::string_view::npos)
+        return exponentMicrosToNs(text, ns);
+    const bool negative = !text.empty() && text.front() == '-';
+    if (negative)
+        text.remove_prefix(1);
+    const size_t dot = text.find('.');
+    const std::string_view whole = text.substr(0, dot);
+    const std::string_view fraction = dot == std::string_view::npos ? std::string_view{} : text.substr(dot + 1);
+    int64_t us = 0;
+    if (whole.empty() || !parseInt(whole, us) || (dot != std::string_view::npos && fraction.empty()))
+        return false;
+    int64_t sub = 0; // the first three fraction digits: ns
+    for (size_t i = 0; i < fraction.size(); ++i) {
+        if (fraction[i] < '0' || fraction[i] > '9')
+            return false;
+        if (i < 3)
+            sub = sub * 10 + (fraction[i] - '0');
+    }
+    for (size_t i = fraction.size(); i < 3; ++i)
+        sub *= 10;
+    sub += fraction.size() > 3 && fraction[3] >= '5'; // half a ns or more rounds up
+    int64_t result = 0;
+    if (__builtin_mul_overflow(us, int64_t(1000), &result) || __builtin_add_overflow(result, sub, &result))
+        return false;
+    ns = negative ? -result : result;
+    return true;
+}
+
+} // namespace fusescope::profiler::kineto

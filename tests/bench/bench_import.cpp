@@ -1,0 +1,137 @@
+// The Kineto JSON importer (profiler/importer.h) on the two largest real
+// traces of the shared test data: import rate in MB/s of uncompressed JSON
+// (from a plain .json, so inflate is not measured; then from the .json.gz),
+// the peak resident memory the import adds, as a multiple of the JSON's size,
+// and Python's json.load of the same file, timed in the same run.
+//
+// bench_import [repeats]   (default 3; the best time of the repeats counts)
+
+#include "profiler/importer.h"
+
+#include <zlib.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+using namespace fusescope::profiler;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+const char *const kTraces[] = {
+    "kineto/hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+    "kineto/kineto-tb-plugin/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",
+};
+
+double seconds(Clock::time_point since)
+{
+    return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+// kB from /proc/self/status ("VmRSS", "VmHWM").
+long statusKb(const char *key)
+{
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.starts_with(key))
+            return std::atol(line.c_str() + std::strlen(key) + 1);
+    }
+    return 0;
+}
+
+// Writing 5 to clear_refs restarts VmHWM from the current resident size.
+void resetPeak()
+{
+    std::ofstream("/proc/self/clear_refs") << "5";
+}
+
+std::string gunzipTo(const std::string &gz, const std::string &json)
+{
+    gzFile in = gzopen(gz.c_str(), "rb");
+    std::ofstream out(json, std::ios::binary);
+    char block[1 << 16];
+    int n = 0;
+    while (in && (n = gzread(in, block, sizeof block)) > 0)
+        out.write(block, n);
+    if (in)
+        gzclose(in);
+    return json;
+}
+
+double bestImportSeconds(const std::string &path, int repeats, size_t &events)
+{
+    double best = 1e30;
+    for (int i = 0; i < repeats; ++i) {
+        const auto start = Clock::now();
+        const std::optional<Trace> trace = importKineto({path});
+        best = std::min(best, seconds(start));
+        events = trace ? trace->runs[0].events.size() : 0;
+    }
+    return best;
+}
+
+// Peak resident memory the import adds, with the trace still held.
+double peakAddedMb(const std::string &path)
+{
+    const long before = statusKb("VmRSS:");
+    resetPeak();
+    const std::optional<Trace> trace = importKineto({path});
+    return double(statusKb("VmHWM:") - before) / 1024.0;
+}
+
+double pythonSeconds(const std::string &path)
+{
+    const std::string command = "python3 -c \"import json,time,sys; t=time.time(); json.load(open(sys.argv[1])); "
+                                "print(time.time()-t)\" '" + path + "' 2>/dev/null";
+    std::FILE *pipe = popen(command.c_str(), "r");
+    double t = 0;
+    if (!pipe || std::fscanf(pipe, "%lf", &t) != 1)
+        t = 0;
+    if (pipe)
+        pclose(pipe);
+    return t;
+}
+
+void benchTrace(const std::string &gz, const std::string &tmpDir, int repeats)
+{
+    const std::string json = gunzipTo(gz, tmpDir + "/" + std::filesystem::path(gz).stem().string());
+    const double mb = double(std::filesystem::file_size(json)) / 1e6;
+    size_t events = 0;
+    const double plain = bestImportSeconds(json, repeats, events);
+    const double packed = bestImportSeconds(gz, repeats, events);
+    const double peak = peakAddedMb(json);
+    const double python = pythonSeconds(json);
+    std::printf("%s\n", std::filesystem::path(gz).filename().c_str());
+    std::printf("  %.1f MB JSON, %zu events\n", mb, events);
+    std::printf("  import .json     %7.3f s  %7.1f MB/s\n", plain, mb / plain);
+    std::printf("  import .json.gz  %7.3f s  %7.1f MB/s of JSON\n", packed, mb / packed);
+    std::printf("  peak RSS added   %7.1f MB  = %.2f x the JSON\n", peak, peak / mb);
+    if (python > 0)
+        std::printf("  python json.load %7.3f s  -> import is %.1f x faster\n", python, python / plain);
+    else
+        std::printf("  python json.load: python3 not available\n");
+    std::filesystem::remove(json);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    const int repeats = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
+    const std::string data = FUSESCOPE_TESTDATA_DIR;
+    const std::string tmpDir = std::filesystem::temp_directory_path().string();
+    for (const char *trace : kTraces) {
+        const std::string path = data + "/" + trace;
+        if (!std::filesystem::exists(path)) {
+            std::printf("%s: not found, skipped\n", path.c_str());
+            continue;
+        }
+        benchTrace(path, tmpDir, repeats);
+    }
+    return 0;
+}

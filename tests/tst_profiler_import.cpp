@@ -1,0 +1,513 @@
+// The Kineto / Chrome trace-event importer: every real trace in the shared
+// test data gives the per-name totals and counts an independent reading of
+// the same file gives; several ranks make one run; damaged files are refused
+// with the file's name, never a crash or a hang; a cancel stops the import.
+
+#include "profiler/importer.h"
+
+#include "core/tensor/tensor.h"
+#include "profiler/statistics.h"
+#include "tests/qteststring.h"
+
+#include <QDir>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <nlohmann/json.hpp>
+#include <zlib.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+
+using namespace fusescope;
+using namespace fusescope::profiler;
+
+namespace {
+
+const QString kKinetoDir = QStringLiteral(FUSESCOPE_TESTDATA_DIR "/kineto/");
+
+std::string kinetoPath(const char *relative)
+{
+    return (kKinetoDir + QLatin1String(relative)).toStdString();
+}
+
+// gzread passes plain files through unchanged.
+std::string readText(const std::string &path)
+{
+    gzFile gz = gzopen(path.c_str(), "rb");
+    if (!gz)
+        return {};
+    std::string text;
+    char block[1 << 16];
+    int n = 0;
+    while ((n = gzread(gz, block, sizeof block)) > 0)
+        text.append(block, size_t(n));
+    gzclose(gz);
+    return text;
+}
+
+std::string readBytes(const std::string &path)
+{
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void writeBytes(const std::string &path, std::string_view bytes)
+{
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), std::streamsize(bytes.size()));
+}
+
+// What the README counts for each trace (section 1).
+struct Expected {
+    const char *file;
+    int64_t kernels;
+    int64_t memcpys;
+    int64_t memsets;
+    int64_t flowEvents;
+    int64_t memoryEvents;
+};
+
+constexpr Expected kTraces[] = {
+    {"hta/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", 0, 0, 0, 0, 0},
+    {"hta/triton_example/triton_example.json.gz", 1, 0, 0, 3, 0},
+    {"hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz", 14, 2, 0, 45, 0},
+    {"hta/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz", 79, 16, 3, 500, 0},
+    {"hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz", 4350, 1600, 145, 23234, 0},
+    {"param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json", 245, 16, 0, 786, 0},
+    {"param/dlrm_kineto/worker1_step_12.1694128201556.pt.trace.json", 310, 16, 0, 853, 0},
+    {"kineto-tb-plugin/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz", 8772, 12, 312, 18192, 12838},
+};
+
+// The same file read with nlohmann::json, summed the plain way.
+struct Reference {
+    std::map<std::string, int64_t> opNs;
+    std::map<std::string, int64_t> kernelNs;
+    int64_t kernels = 0;
+    int64_t memcpys = 0;
+    int64_t memsets = 0;
+    int64_t flowEvents = 0;
+    int64_t flowPairs = 0; // ids with both a start and a finish
+    int64_t memoryEvents = 0;
+};
+
+int64_t durationNs(const nlohmann::json &e)
+{
+    return std::llround(e.value("dur", 0.0) * 1000.0); // exact: at most 3 decimals, far below 2^53
+}
+
+void countFlow(const nlohmann::json &e, std::map<std::string, std::set<char>> &flows)
+{
+    const std::string cat = e.value("cat", "");
+    const std::string kind = cat == "ac2g" || cat == "async" ? "launch" : cat;
+    flows[kind + "/" + e["id"].dump()].insert(e["ph"].get<std::string>()[0]);
+}
+
+Reference referenceOf(const std::string &text)
+{
+    const nlohmann::json doc = nlohmann::json::parse(text);
+    const nlohmann::json &events = doc.is_array() ? doc : doc["traceEvents"];
+    Reference r;
+    std::map<std::string, std::set<char>> flows;
+    for (const nlohmann::json &e : events) {
+        const std::string ph = e.value("ph", "");
+        const std::string cat = e.value("cat", "");
+        const std::string name = e.value("name", "");
+        if (ph == "s" || ph == "t" || ph == "f") {
+            ++r.flowEvents;
+            countFlow(e, flows);
+        }
+        r.memoryEvents += name == "[memory]";
+        if (ph != "X")
+            continue;
+        if ((cat == "cpu_op" || cat == "Operator") && !name.starts_with("ProfilerStep#"))
+            r.opNs[name] += durationNs(e);
+        if (cat == "kernel" || cat == "Kernel") {
+            r.kernelNs[name] += durationNs(e);
+            ++r.kernels;
+        }
+        r.memcpys += cat == "gpu_memcpy" || cat == "Memcpy";
+        r.memsets += cat == "gpu_memset" || cat == "Memset";
+    }
+    for (const auto &[id, phases] : flows)
+        r.flowPairs += phases.count('s') && phases.count('f');
+    return r;
+}
+
+Trace importOne(const std::string &path)
+{
+    std::optional<Trace> trace = importKineto({path});
+    if (!trace)
+        throw Error("import returned nothing");
+    return std::move(*trace);
+}
+
+// Either a clean refusal naming the file, or a trace that is marked
+// incomplete or was read from a file that is still valid JSON.
+void expectSafeOutcome(const std::string &path, const std::string *json)
+{
+    try {
+        const std::optional<Trace> trace = importKineto({path});
+        QVERIFY(trace.has_value());
+        const bool complete = trace->runs.at(0).summary.complete;
+        QVERIFY2(!complete || (json && nlohmann::json::accept(*json)), "a damaged file was imported as complete");
+    } catch (const Error &e) {
+        QVERIFY2(std::string(e.what()).find(path) != std::string::npos, e.what());
+    }
+}
+
+std::map<std::string, int64_t> kernelTotals(const RunStatistics &stats)
+{
+    std::map<std::string, int64_t> totals;
+    for (const KernelStats &k : stats.kernels)
+        totals[k.name] += k.time.totalNs;
+    return totals;
+}
+
+std::map<std::string, int64_t> opTotals(const RunStatistics &stats)
+{
+    std::map<std::string, int64_t> totals;
+    for (const RangeStats &op : stats.ops)
+        totals[op.name] = op.time.totalNs;
+    return totals;
+}
+
+int64_t copyCalls(const RunStatistics &stats)
+{
+    int64_t calls = 0;
+    for (const CopyStats &c : stats.copies)
+        calls += c.transfer.calls;
+    return calls;
+}
+
+// Events of every kind on one synthetic trace, written as a bare array.
+const char *kSmallTrace = R"json([
+{"ph":"M","name":"process_name","pid":7,"tid":0,"args":{"name":"trainer"}},
+{"ph":"M","name":"thread_name","pid":7,"tid":8,"args":{"name":"main thread"}},
+{"ph":"M","name":"thread_sort_index","pid":7,"tid":8,"args":{"sort_index":3}},
+{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":7,"tid":8,"ts":1000.5,"dur":1234567.891,
+ "args":{"External id":4,"Input Dims":[[2,3],[3,4]],"Input type":["float","float"]}},
+{"ph":"B","cat":"user_annotation","name":"outer","pid":7,"tid":8,"ts":1100},
+{"ph":"B","cat":"user_annotation","name":"inner","pid":7,"tid":8,"ts":1200.25},
+{"ph":"E","pid":7,"tid":8,"ts":1300.75},
+{"ph":"E","pid":7,"tid":8,"ts":1400},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":7,"tid":8,"ts":2000,"dur":5,"args":{"correlation":99}},
+{"ph":"s","cat":"ac2g","name":"ac2g","id":99,"pid":7,"tid":8,"ts":2000},
+{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":"stream 7","ts":2010,"dur":20.001,
+ "args":{"device":0,"stream":7,"correlation":99,"grid":[4,2,1],"block":[128,1,1],"registers per thread":32}},
+{"ph":"f","cat":"ac2g","name":"ac2g","id":99,"pid":0,"tid":"stream 7","ts":2010,"bp":"e"},
+{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pinned -> Device)","pid":0,"tid":"stream 7","ts":2040,"dur":3,
+ "args":{"device":0,"bytes":4096}},
+{"ph":"i","s":"t","name":"[memory]","pid":7,"tid":8,"ts":1001,"args":{"Device Type":1,"Device Id":0,"Bytes":512,"Addr":"0x10"}},
+{"ph":"i","s":"t","name":"[memory]","pid":7,"tid":8,"ts":1002,"args":{"Device Type":1,"Device Id":0,"Bytes":-512,"Addr":"0x10"}},
+{"ph":"C","name":"queue","pid":7,"ts":1500,"args":{"depth":3,"bytes":10}},
+{"ph":"C","name":"queue","pid":7,"ts":1600,"args":{"depth":5,"bytes":20}},
+{"ph":"i","name":"marker","pid":7,"tid":8,"ts":1700,"s":"t"}
+])json";
+
+const Event *findEvent(const Trace &trace, const Run &run, std::string_view name)
+{
+    for (const Event &e : run.events) {
+        if (trace.strings[e.name] == name)
+            return &e;
+    }
+    return nullptr;
+}
+
+} // namespace
+
+class TestProfilerImport : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void realTraces_data();
+    void realTraces();
+    void twoRanksMakeOneRun();
+    void damagedFiles_data();
+    void damagedFiles();
+    void badInputNamesFileAndOffset_data();
+    void badInputNamesFileAndOffset();
+    void cancelFromProgress();
+    void bareArrayOfEveryPhase();
+    void fractionalMicrosAreExact();
+    void unfinishedRangeMarksRunIncomplete();
+    void importTracesDispatches();
+
+private:
+    QTemporaryDir m_tmp;
+    std::string tmpPath(const char *name) const { return m_tmp.filePath(QLatin1String(name)).toStdString(); }
+};
+
+void TestProfilerImport::initTestCase()
+{
+    QVERIFY(m_tmp.isValid());
+}
+
+void TestProfilerImport::realTraces_data()
+{
+    QTest::addColumn<int>("row");
+    for (int i = 0; i < int(std::size(kTraces)); ++i)
+        QTest::newRow(kTraces[i].file) << i;
+}
+
+void TestProfilerImport::realTraces()
+{
+    QFETCH(int, row);
+    const Expected &x = kTraces[row];
+    const std::string path = kinetoPath(x.file);
+    if (!QFile::exists(QString::fromStdString(path)))
+        QSKIP("the shared test data is not here");
+    const Reference ref = referenceOf(readText(path));
+    QCOMPARE(ref.kernels, x.kernels);
+    QCOMPARE(ref.flowEvents, x.flowEvents);
+    QCOMPARE(ref.memoryEvents, x.memoryEvents);
+
+    const Trace trace = importOne(path);
+    QCOMPARE(trace.runs.size(), size_t(1));
+    const Run &run = trace.runs[0];
+    QCOMPARE(run.info.mode, std::string("imported"));
+    QVERIFY(run.summary.complete);
+    const RunStatistics stats = computeStatistics(trace, run);
+    QCOMPARE(opTotals(stats), ref.opNs);
+    QCOMPARE(kernelTotals(stats), ref.kernelNs);
+    int64_t kernelCalls = 0;
+    for (const KernelStats &k : stats.kernels)
+        kernelCalls += k.time.calls;
+    QCOMPARE(kernelCalls, x.kernels);
+    QCOMPARE(copyCalls(stats), x.memcpys);
+    QCOMPARE(stats.memsets.calls, x.memsets);
+    QCOMPARE(int64_t(run.flows.size()), ref.flowPairs);
+    QCOMPARE(int64_t(run.allocations.size()), x.memoryEvents);
+    for (const Event &e : run.events)
+        QVERIFY(e.start >= 0);
+}
+
+void TestProfilerImport::twoRanksMakeOneRun()
+{
+    const std::string rank0 = kinetoPath(kTraces[5].file);
+    const std::string rank1 = kinetoPath(kTraces[6].file);
+    if (!QFile::exists(QString::fromStdString(rank0)))
+        QSKIP("the shared test data is not here");
+    const Trace one = importOne(rank0);
+    const Trace other = importOne(rank1);
+    const std::optional<Trace> both = importKineto({rank0, rank1});
+    QVERIFY(both.has_value());
+    QCOMPARE(both->runs.size(), size_t(1));
+    const Run &run = both->runs[0];
+    QCOMPARE(run.events.size(), one.runs[0].events.size() + other.runs[0].events.size());
+    QCOMPARE(run.flows.size(), one.runs[0].flows.size() + other.runs[0].flows.size());
+    QCOMPARE(run.info.name, std::string("ranks 0, 1"));
+    std::set<int64_t> groups;
+    for (const Track &t : run.tracks) {
+        groups.insert(t.pid);
+        QVERIFY2(both->strings[t.name].starts_with("rank "), both->strings[t.name].c_str());
+    }
+    QCOMPARE(groups, (std::set<int64_t>{0, 1}));
+    int64_t kernels = 0;
+    for (const KernelStats &k : computeStatistics(*both, run).kernels)
+        kernels += k.time.calls;
+    QCOMPARE(kernels, kTraces[5].kernels + kTraces[6].kernels);
+}
+
+void TestProfilerImport::damagedFiles_data()
+{
+    QTest::addColumn<int>("row");
+    for (int i : {0, 1, 2, 3, 5})
+        QTest::newRow(kTraces[i].file) << i;
+}
+
+// Cuts at 50 places, 200 seeded byte flips, and for gzip files 20 cuts of the
+// compressed bytes.
+void TestProfilerImport::damagedFiles()
+{
+    QFETCH(int, row);
+    const std::string source = kinetoPath(kTraces[row].file);
+    if (!QFile::exists(QString::fromStdString(source)))
+        QSKIP("the shared test data is not here");
+    const std::string json = readText(source);
+    const std::string path = tmpPath("damaged.json");
+    for (int i = 1; i <= 50; ++i) {
+        const std::string cut = json.substr(0, json.size() * size_t(i) / 51);
+        writeBytes(path, cut);
+        expectSafeOutcome(path, &cut);
+    }
+    std::mt19937 random(uint32_t(row) * 7919u + 1u);
+    for (int i = 0; i < 200; ++i) {
+        std::string flipped = json;
+        flipped[random() % flipped.size()] = char(random() % 256);
+        writeBytes(path, flipped);
+        expectSafeOutcome(path, &flipped);
+    }
+    const std::string gz = readBytes(source);
+    if (gz.size() < 2 || uint8_t(gz[0]) != 0x1f)
+        return;
+    const std::string gzPath = tmpPath("damaged.json.gz");
+    for (int i = 1; i <= 20; ++i) {
+        writeBytes(gzPath, std::string_view(gz).substr(0, gz.size() * size_t(i) / 21));
+        QVERIFY_THROWS_EXCEPTION(Error, importKineto({gzPath}));
+    }
+}
+
+void TestProfilerImport::badInputNamesFileAndOffset_data()
+{
+    QTest::addColumn<QByteArray>("content");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("empty") << QByteArray() << "is empty";
+    QTest::newRow("not a trace") << QByteArray(R"({"a":1})") << "no \"traceEvents\"";
+    QTest::newRow("a number") << QByteArray("42") << "is not a trace";
+    QTest::newRow("ts as string") << QByteArray(R"([{"ph":"X","name":"a","ts":"12","dur":1}])") << "\"ts\" is not a number";
+    QTest::newRow("negative dur") << QByteArray(R"([{"ph":"X","name":"a","ts":12,"dur":-1}])") << "negative";
+    QTest::newRow("no ph") << QByteArray(R"([{"name":"a","ts":12}])") << "no \"ph\"";
+    QTest::newRow("truncated") << QByteArray(R"({"traceEvents":[{"ph":"X","name":"a","ts":12,"dur":1},{"ph")")
+                               << "invalid JSON";
+    QTest::newRow("bad number") << QByteArray(R"([{"ph":"X","name":"a","ts":12,"dur":1,"args":{"x":1x2}}])")
+                                << "invalid JSON";
+    QTest::newRow("trailing") << QByteArray(R"([] [])") << "after the trace";
+}
+
+void TestProfilerImport::badInputNamesFileAndOffset()
+{
+    QFETCH(QByteArray, content);
+    QFETCH(QString, message);
+    const std::string path = tmpPath("bad.json");
+    writeBytes(path, std::string_view(content.constData(), size_t(content.size())));
+    try {
+        importKineto({path});
+        QFAIL("no error");
+    } catch (const Error &e) {
+        const std::string what = e.what();
+        QVERIFY2(what.starts_with(path + ": "), e.what());
+        QVERIFY2(what.find(message.toStdString()) != std::string::npos, e.what());
+        QVERIFY2(content.isEmpty() || what.find("byte") != std::string::npos, e.what());
+    }
+}
+
+// Plain JSON of 15 MB, so reports come during both reading and parsing; the
+// cancel comes in the parsing half.
+void TestProfilerImport::cancelFromProgress()
+{
+    const std::string source = kinetoPath(kTraces[4].file);
+    if (!QFile::exists(QString::fromStdString(source)))
+        QSKIP("the shared test data is not here");
+    const std::string path = tmpPath("large.json");
+    writeBytes(path, readText(source));
+    std::atomic<bool> cancel{false};
+    int reports = 0;
+    uint64_t last = 0;
+    ImportControl control;
+    control.cancel = &cancel;
+    control.progress = [&](uint64_t done, uint64_t total) {
+        QVERIFY(done <= total && done >= last);
+        last = done;
+        ++reports;
+        if (done > total / 2 && done < total)
+            cancel = true;
+    };
+    QVERIFY(!importKineto({path}, control).has_value());
+    QVERIFY(cancel);
+    QVERIFY2(reports >= 8, qPrintable(QString::number(reports)));
+}
+
+void TestProfilerImport::bareArrayOfEveryPhase()
+{
+    const std::string path = tmpPath("small.json");
+    writeBytes(path, kSmallTrace);
+    const Trace trace = importOne(path);
+    const Run &run = trace.runs.at(0);
+    QCOMPARE(run.info.name, std::string("small"));
+
+    const Event *outer = findEvent(trace, run, "outer");
+    const Event *inner = findEvent(trace, run, "inner");
+    QVERIFY(outer && inner);
+    QCOMPARE(outer->duration, int64_t(300'000));
+    QCOMPARE(inner->duration, int64_t(100'500));
+    QCOMPARE(int(inner->depth), int(outer->depth) + 1);
+
+    const Event *kernel = findEvent(trace, run, "gemm");
+    QVERIFY(kernel && kernel->kind == EventKind::Kernel);
+    const EventArgs *k = argsOf(run, *kernel);
+    QVERIFY(k);
+    QCOMPARE(k->correlation, int64_t(99));
+    QCOMPARE(k->grid[0], 4);
+    QCOMPARE(k->block[0], 128);
+    QCOMPARE(trace.strings[k->extra], std::string(R"({"registers per thread":32})"));
+    QCOMPARE(run.tracks[kernel->track.value].kind, TrackKind::GpuStream);
+    QCOMPARE(run.tracks[kernel->track.value].tid, int64_t(7));
+
+    const Event *op = findEvent(trace, run, "aten::mm");
+    QVERIFY(op && op->kind == EventKind::Op);
+    QCOMPARE(trace.strings[argsOf(run, *op)->extra],
+             std::string(R"({"Input Dims":[[2,3],[3,4]],"Input type":["float","float"]})"));
+    QCOMPARE(trace.strings[run.tracks[op->track.value].name], std::string("trainer (7) · main thread"));
+
+    const Event *copy = findEvent(trace, run, "Memcpy HtoD (Pinned -> Device)");
+    QVERIFY(copy && argsOf(run, *copy)->copyKind == CopyKind::HostToDevice && argsOf(run, *copy)->pinned);
+    QCOMPARE(copy->bytes, 4096.0f);
+
+    QCOMPARE(run.flows.size(), size_t(1));
+    QCOMPARE(trace.strings[run.event(run.flows[0].from).name], std::string("cudaLaunchKernel"));
+    QCOMPARE(run.flows[0].to.value, uint32_t(kernel - run.events.data()));
+    QCOMPARE(run.flows[0].kind, FlowKind::Launch);
+
+    QCOMPARE(run.allocations.size(), size_t(2));
+    QCOMPARE(run.allocations[0].allocatedAfter, int64_t(512));
+    QCOMPARE(run.allocations[1].allocatedAfter, int64_t(0));
+    QCOMPARE(run.allocations[0].device, int16_t(0));
+    QCOMPARE(run.allocations[0].address, uint64_t(0x10));
+    QCOMPARE(trace.strings[run.event(run.allocations[0].op).name], std::string("aten::mm"));
+
+    std::map<std::string, std::vector<double>> counters;
+    for (const CounterSample &c : run.counters)
+        counters[trace.strings[run.tracks[c.track.value].name]].push_back(c.value);
+    QCOMPARE(counters["queue · depth"], (std::vector<double>{3, 5}));
+    QCOMPARE(counters["queue · bytes"], (std::vector<double>{10, 20}));
+    QCOMPARE(counters["memory allocated · GPU 0"], (std::vector<double>{512, 0}));
+    QVERIFY(findEvent(trace, run, "marker")->kind == EventKind::Instant);
+}
+
+void TestProfilerImport::fractionalMicrosAreExact()
+{
+    const std::string path = tmpPath("fraction.json");
+    writeBytes(path, R"({"traceEvents":[
+        {"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1712195495519689.001,"dur":1234567.891},
+        {"ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":1712195495519689.0,"dur":0.0005}],
+        "displayTimeUnit":"ns","baseTimeNanoseconds":5})");
+    const Trace trace = importOne(path);
+    const Run &run = trace.runs[0];
+    const Event *a = findEvent(trace, run, "a");
+    const Event *b = findEvent(trace, run, "b");
+    QCOMPARE(a->duration, int64_t(1'234'567'891));
+    QCOMPARE(a->start, int64_t(1));
+    QCOMPARE(b->start, int64_t(0));
+    QCOMPARE(b->duration, int64_t(1)); // half a ns rounds up
+    QCOMPARE(run.info.originNs, int64_t(1'712'195'495'519'689'005));
+    QCOMPARE(run.info.wallStartUnixNs, run.info.originNs);
+}
+
+void TestProfilerImport::unfinishedRangeMarksRunIncomplete()
+{
+    const std::string path = tmpPath("open.json");
+    writeBytes(path, R"([{"ph":"B","name":"never ends","pid":1,"tid":1,"ts":10},
+                         {"ph":"X","name":"x","pid":1,"tid":1,"ts":20,"dur":5}])");
+    const Trace trace = importOne(path);
+    QVERIFY(!trace.runs[0].summary.complete);
+    QCOMPARE(findEvent(trace, trace.runs[0], "never ends")->duration, int64_t(15'000));
+}
+
+void TestProfilerImport::importTracesDispatches()
+{
+    const std::string path = tmpPath("small.json");
+    writeBytes(path, kSmallTrace);
+    QVERIFY(importTraces({path}).has_value());
+    const std::string text = tmpPath("notes.txt");
+    writeBytes(text, "just some text");
+    QVERIFY_THROWS_EXCEPTION(Error, importTraces({path, text}));
+}
+
+QTEST_GUILESS_MAIN(TestProfilerImport)
+#include "tst_profiler_import.moc"
