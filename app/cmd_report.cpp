@@ -4,6 +4,7 @@
 #include "app/commands.h"
 #include "app/tracefile.h"
 
+#include "profiler/hints.h"
 #include "profiler/statistics.h"
 
 #include <QJsonArray>
@@ -85,7 +86,43 @@ void printStages(const Run &run)
                       .arg(st.durationMs, 9, 'f', 2).arg(st.stats.nodes, 5).arg(st.stats.kernels, 5));
 }
 
-void printRun(size_t index, const Run &run, const RunStatistics &s)
+void printHints(const std::vector<profiler::Hint> &hints)
+{
+    if (hints.empty()) {
+        printLine(QStringLiteral("  hints: none (no rule's threshold was crossed)"));
+        return;
+    }
+    printLine(QStringLiteral("  hints, by estimated saving:"));
+    for (size_t i = 0; i < hints.size(); ++i) {
+        const profiler::Hint &h = hints[i];
+        printLine(QStringLiteral("    %1. [%2] %3: %4 (saves ~%5 ms)").arg(i + 1)
+                      .arg(QString::fromUtf8(profiler::hintSeverityName(h.severity)), qs(h.rule), qs(h.message))
+                      .arg(h.savingUs / 1e3, 0, 'f', 3));
+        printLine(QStringLiteral("       fix: ") + qs(h.fix));
+    }
+}
+
+QJsonArray hintsJson(const std::vector<profiler::Hint> &hints)
+{
+    QJsonArray out;
+    for (const profiler::Hint &h : hints) {
+        QJsonArray events, nodes;
+        for (profiler::EventId e : h.events)
+            events.append(qint64(e.value));
+        for (int n : h.nodes)
+            nodes.append(n);
+        out.append(QJsonObject{{QStringLiteral("rule"), qs(h.rule)},
+                               {QStringLiteral("severity"), QString::fromUtf8(profiler::hintSeverityName(h.severity))},
+                               {QStringLiteral("message"), qs(h.message)},
+                               {QStringLiteral("fix"), qs(h.fix)},
+                               {QStringLiteral("saving_us"), h.savingUs},
+                               {QStringLiteral("evidence"), QJsonObject{{QStringLiteral("events"), events},
+                                                                        {QStringLiteral("nodes"), nodes}}}});
+    }
+    return out;
+}
+
+void printRun(size_t index, const Run &run, const RunStatistics &s, const std::vector<profiler::Hint> &hints)
 {
     printLine(QStringLiteral("run %1 '%2' (%3, %4): %5 step(s), %6 ms, %7 events%8").arg(index)
                   .arg(qs(run.info.name), qs(run.info.mode), qs(run.info.model)).arg(run.summary.steps)
@@ -99,10 +136,10 @@ void printRun(size_t index, const Run &run, const RunStatistics &s)
     printStages(run);
     for (const std::string &w : s.warnings)
         printLine(QStringLiteral("  warning: ") + qs(w));
-    printLine(QStringLiteral("  hints: the hints engine is not built yet in this version"));
+    printHints(hints);
 }
 
-QJsonObject runJson(const Run &run, const RunStatistics &s)
+QJsonObject runJson(const Run &run, const RunStatistics &s, const std::vector<profiler::Hint> &hints)
 {
     QJsonArray ops, kernels, copies;
     for (const profiler::RangeStats &o : s.ops)
@@ -124,7 +161,7 @@ QJsonObject runJson(const Run &run, const RunStatistics &s)
     return {{QStringLiteral("name"), qs(run.info.name)}, {QStringLiteral("incomplete"), !run.summary.complete},
             {QStringLiteral("ops"), ops}, {QStringLiteral("kernels"), kernels}, {QStringLiteral("memcpy"), copies},
             {QStringLiteral("memory"), QJsonObject{{QStringLiteral("peak_bytes"), s.memory.empty() ? QJsonValue() : QJsonValue(peak)}}},
-            {QStringLiteral("hints"), QJsonArray()}};
+            {QStringLiteral("hints"), hintsJson(hints)}};
 }
 
 } // namespace
@@ -132,7 +169,8 @@ QJsonObject runJson(const Run &run, const RunStatistics &s)
 int runReportCommand(const QStringList &args)
 {
     CommandLine cmd(QStringLiteral("report"), QStringLiteral("FILE [FILE…] [--json] [--run N]"),
-                    QStringLiteral("Statistics of a trace: top ops, kernels, copies, memory peak and compile stages per run.\n"
+                    QStringLiteral("Statistics and optimization hints of a trace: top ops, kernels, copies, memory peak,\n"
+                                   "compile stages and the hints ranked by estimated saving, per run.\n"
                                    "FILE: a Fusescope trace, a PyTorch profiler / Kineto JSON (.json, .json.gz) or an\n"
                                    "Nsight Systems SQLite export. Several Kineto files are the ranks of one run."));
     QCommandLineParser &p = cmd.parser();
@@ -161,10 +199,11 @@ int runReportCommand(const QStringList &args)
             std::cerr << "fusescope report: warning: " << file.toStdString() << ": run " << i << " '" << run.info.name
                       << "' is incomplete (its capture was cut short); the figures cover what was recorded\n";
         const RunStatistics s = profiler::computeStatistics(trace, run);
+        const std::vector<profiler::Hint> hints = profiler::computeHints(trace, run, s);
         if (p.isSet(QStringLiteral("json")))
-            runs.append(runJson(run, s));
+            runs.append(runJson(run, s, hints));
         else
-            printRun(i, run, s);
+            printRun(i, run, s, hints);
     }
     if (p.isSet(QStringLiteral("json")))
         printJson(QJsonDocument(QJsonObject{{QStringLiteral("source"), file}, {QStringLiteral("runs"), runs}}));

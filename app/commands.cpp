@@ -9,7 +9,7 @@ constexpr Command kCommands[] = {
     {"run", "run a zoo model or an ONNX file, eager or compiled", runRunCommand},
     {"bench", "time the standard workloads, eager and compiled", runBenchCommand},
     {"profile", "run a model and record it into an .fstrace file", runProfileCommand},
-    {"report", "statistics of a trace (hints come with the hints engine)", runReportCommand},
+    {"report", "statistics and optimization hints of a trace", runReportCommand},
     {"export", "convert a trace to Chrome trace JSON", runExportCommand},
     {"stages", "list compile stages and print their graphs or code", runStagesCommand},
     {"demo", "profile a zoo model eager and compiled and show it", runDemoCommand},

@@ -4,6 +4,7 @@
 #include "app/runnable.h"
 #include "core/compiler/compile.h"
 #include "core/compiler/graph_json.h"
+#include "profiler/importer.h"
 #include "profiler/statistics.h"
 #include "profiler/traceformat.h"
 #include "profiler/tracereader.h"
@@ -138,17 +139,19 @@ void parseGraphs(const Load &load, Document &doc, const std::string &where, doub
 
 // --- Fusescope traces -----------------------------------------------------------------
 
-// The first run that holds compile stages, with them; throws when none does.
-int pickCompiledRun(const Load &load, profiler::TraceReader &reader, profiler::CompileStages &stages)
+// The first run that holds compile stages, with them; else the first run,
+// which the timeline shows on its own.
+int pickRun(const Load &load, profiler::TraceReader &reader, profiler::CompileStages &stages)
 {
+    if (reader.runs().empty())
+        throw Error(load.name + ": holds no run");
     for (size_t i = 0; i < reader.runs().size(); ++i) {
         load.checkCancel();
         stages = reader.compileStages(int(i));
         if (!stages.empty())
             return int(i);
     }
-    throw Error(load.name + ": no run holds compile stages; the graph views need a compiled run (profile --compile); "
-                            "the timeline comes later");
+    return 0;
 }
 
 void addRunNotes(Document &doc, const std::vector<RunListing> &runs, int chosen)
@@ -160,8 +163,8 @@ void addRunNotes(Document &doc, const std::vector<RunListing> &runs, int chosen)
             if (int(i) != chosen)
                 others += (others.empty() ? "" : ", ") + runLabel(int(i), runs[i].info.name);
         }
-        doc.notes.push_back("showing " + runLabel(chosen, run.info.name) + ", the first run with compile stages; the file also holds " +
-                            others);
+        doc.notes.push_back("showing " + runLabel(chosen, run.info.name) +
+                            (doc.hasGraphs() ? ", the first run with compile stages" : "") + "; the file also holds " + others);
     }
     if (!run.summary.complete)
         doc.notes.push_back(runLabel(chosen, run.info.name) +
@@ -171,24 +174,26 @@ void addRunNotes(Document &doc, const std::vector<RunListing> &runs, int chosen)
                             " events to a full buffer; its times are too low");
 }
 
-// The run's measured times per captured node and per fused kernel.
-void addMeasuredTimes(const Load &load, Document &doc, profiler::TraceReader &reader, int run)
+// The run's events (for the timeline) and its measured times per captured
+// node and per fused kernel.
+void loadRunEvents(const Load &load, Document &doc, profiler::TraceReader &reader, int run)
 {
-    profiler::Trace trace;
+    auto trace = std::make_shared<profiler::Trace>();
     const profiler::LoadControl control{
         [&](double f) { load.report(0.05 + 0.3 * f, QT_TRANSLATE_NOOP("fusescope", "reading events")); }, load.cancelFlag()};
-    if (!reader.loadRun(run, trace, control))
+    if (!reader.loadRun(run, *trace, control))
         throw Cancelled{};
     load.checkCancel();
     load.report(0.35, QT_TRANSLATE_NOOP("fusescope", "computing statistics"));
-    const profiler::RunStatistics stats = profiler::computeStatistics(trace, trace.runs.back());
+    const profiler::RunStatistics stats = profiler::computeStatistics(*trace, trace->runs.back());
     for (const profiler::NodeStats &n : stats.nodes)
         doc.nodeTimeNs[n.id] += n.timeNs;
     for (const profiler::KernelStats &k : stats.kernels)
         doc.kernelTimeNs[k.name] += double(k.time.totalNs);
     for (const std::string &w : stats.warnings)
         doc.notes.push_back(w);
-    doc.profiled = true;
+    doc.profiled = trace->runs.back().summary.events > 0 || !trace->runs.back().events.empty();
+    doc.trace = std::move(trace);
 }
 
 std::shared_ptr<Document> loadTrace(const Load &load)
@@ -196,12 +201,11 @@ std::shared_ptr<Document> loadTrace(const Load &load)
     load.report(0, QT_TRANSLATE_NOOP("fusescope", "reading trace"));
     profiler::TraceReader reader(load.file); // its errors name the file
     auto doc = std::make_shared<Document>();
-    const int run = pickCompiledRun(load, reader, doc->stages);
+    const int run = pickRun(load, reader, doc->stages);
     const RunListing &listing = reader.runs()[size_t(run)];
     doc->title = (listing.info.model.empty() ? load.name : listing.info.model) + ", " + runLabel(run, listing.info.name);
     addRunNotes(*doc, reader.runs(), run);
-    if (listing.summary.events > 0)
-        addMeasuredTimes(load, *doc, reader, run);
+    loadRunEvents(load, *doc, reader, run);
     load.preview(*doc, runLabel(run, listing.info.name) + ", ");
     parseGraphs(load, *doc, runLabel(run, listing.info.name) + ", ", 0.4, 1.0);
     return doc;
@@ -270,6 +274,29 @@ std::shared_ptr<Document> loadOnnx(const Load &load)
     return doc;
 }
 
+// --- other tools' traces ---------------------------------------------------------------
+
+// A PyTorch profiler / Kineto trace or an Nsight Systems export: events only,
+// so the timeline shows it and the graph views say why they are empty.
+std::shared_ptr<Document> loadImported(const Load &load)
+{
+    load.report(0, QT_TRANSLATE_NOOP("fusescope", "importing trace"));
+    profiler::ImportControl control;
+    control.progress = [&](uint64_t done, uint64_t total) {
+        load.report(total ? 0.9 * double(done) / double(total) : 0.0, QT_TRANSLATE_NOOP("fusescope", "importing trace"));
+    };
+    control.cancel = load.cancelFlag();
+    std::optional<profiler::Trace> trace = profiler::importTraces({load.file}, control);
+    if (!trace)
+        throw Cancelled{};
+    auto doc = std::make_shared<Document>();
+    doc->title = load.name + ", " + trace->runs.front().info.name;
+    if (!trace->runs.front().summary.complete)
+        doc->notes.push_back(load.name + " is incomplete: its times cover what the file holds");
+    doc->trace = std::make_shared<const profiler::Trace>(std::move(*trace));
+    return doc;
+}
+
 std::shared_ptr<Document> loadByFormat(const Load &load)
 {
     const FormatProbe probe = probeFileFormat(load.file);
@@ -283,12 +310,12 @@ std::shared_ptr<Document> loadByFormat(const Load &load)
     case FileFormat::Onnx:
         doc = loadOnnx(load);
         break;
+    case FileFormat::ChromeJson:
+    case FileFormat::NsysSqlite:
+        doc = loadImported(load);
+        break;
     default:
-        // Imported traces hold no compile stages: what shows them (timeline,
-        // statistics) is not built yet, and an empty window would claim otherwise.
-        throw Error(load.name + " is a " + fileFormatName(probe.format) +
-                    "; the GUI shows such traces once its timeline and statistics views are built (not yet); "
-                    "'fusescope report " + load.name + "' reads it today");
+        throw Error(load.name + " is a " + fileFormatName(probe.format) + ", which Fusescope does not open");
     }
     doc->path = load.file;
     doc->format = fileFormatName(probe.format);

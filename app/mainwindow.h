@@ -22,6 +22,7 @@ class EmptyStateWidget;
 class GraphView;
 class Inspector;
 class StageNavigator;
+class TimelineView;
 
 class MainWindow : public QMainWindow
 {
@@ -53,6 +54,7 @@ public:
     StageNavigator *stageNavigator() const { return m_navigator; }
     CodeView *codeView() const { return m_codeView; }
     Inspector *inspector() const { return m_inspector; }
+    TimelineView *timeline() const { return m_timeline; }
     QTabWidget *graphTabs() const { return m_tabs; }
 
 signals:
@@ -88,6 +90,10 @@ private:
     void onLoadFailed(const QString &path, const QString &reason);
     void reportOpenFailure(const QString &path, const QString &reason);
     void showStage(int index);
+    void showTimeline();
+    bool renderGraphViews(const QString &dir, QStringList &written, QString *error);
+    bool renderTimeline(const QString &dir, QStringList &written, QString *error);
+    void showRangeStatistics(int64_t t0, int64_t t1);
     void onCapturedNodeSelected(int nodeId);
     void onFusedNodeSelected(int nodeId);
     void onStageNodeSelected(int nodeId);
@@ -112,6 +118,7 @@ private:
     GraphView *m_capturedView = nullptr;
     GraphView *m_fusedView = nullptr;
     GraphView *m_stageView = nullptr;
+    TimelineView *m_timeline = nullptr;
     StageNavigator *m_navigator = nullptr;
     CodeView *m_codeView = nullptr;
     Inspector *m_inspector = nullptr;

@@ -5,7 +5,9 @@
 
 #include "views/codeview.h"
 #include "views/graphview.h"
+#include "views/inspector.h"
 #include "views/stagenavigator.h"
+#include "views/timelineview.h"
 
 #include <QCoreApplication>
 #include <QDeadlineTimer>
@@ -97,9 +99,18 @@ QStringList MainWindow::renderViews(const QString &dir, QString *error)
         save(this, QDir(dir).filePath(QStringLiteral("mainwindow.png")), written, error);
         return written;
     }
+    if (m_document->hasGraphs() && !renderGraphViews(dir, written, error))
+        return {};
+    if (m_document->trace && !renderTimeline(dir, written, error))
+        return {};
+    return written;
+}
+
+bool MainWindow::renderGraphViews(const QString &dir, QStringList &written, QString *error)
+{
     if (!waitForLayouts({m_capturedView, m_fusedView})) {
         *error = tr("laying out the graphs of %1 took longer than %2 s").arg(QString::fromStdString(m_document->path)).arg(kLayoutWaitMs / 1000);
-        return {};
+        return false;
     }
     m_tabs->setCurrentIndex(0);
     if (const StageGraph *captured = m_capturedView->graph()) {
@@ -118,7 +129,7 @@ QStringList MainWindow::renderViews(const QString &dir, QString *error)
     for (QDockWidget *dock : m_docks)
         dock->show();
     if (!graphsSaved)
-        return {};
+        return false;
     if (const StageGraph *fused = m_fusedView->graph())
         m_codeView->selectKernel(interestingKernel(*m_document, *fused));
     const int fuse = m_document->stageIndex("fuse");
@@ -127,15 +138,40 @@ QStringList MainWindow::renderViews(const QString &dir, QString *error)
     waitForLayouts({m_stageView});
     QCoreApplication::processEvents();
     if (!save(this, QDir(dir).filePath(QStringLiteral("stages.png")), written, error))
-        return {};
+        return false;
     // The code gets room to be read while it is photographed.
     resizeDocks({m_docks[1]}, {height() / 2}, Qt::Vertical);
     QCoreApplication::processEvents();
     const bool codeSaved = save(m_codeView, QDir(dir).filePath(QStringLiteral("code.png")), written, error);
     resizeDocks({m_docks[1]}, {240}, Qt::Vertical);
-    if (!codeSaved)
-        return {};
-    return written;
+    return codeSaved;
+}
+
+// The whole run, with its longest kernel (else longest event) selected so
+// the Inspector shows it.
+bool MainWindow::renderTimeline(const QString &dir, QStringList &written, QString *error)
+{
+    m_tabs->setCurrentIndex(2);
+    const profiler::Run &run = m_document->trace->runs.front();
+    profiler::EventId longest;
+    auto better = [&run, &longest](uint32_t i) {
+        if (!longest.valid())
+            return true;
+        const profiler::Event &a = run.events[i], &b = run.events[longest.value];
+        const bool ak = a.kind == profiler::EventKind::Kernel, bk = b.kind == profiler::EventKind::Kernel;
+        return ak != bk ? ak : a.duration > b.duration;
+    };
+    for (uint32_t i = 0; i < run.events.size(); ++i) {
+        if (better(i))
+            longest = profiler::EventId{i};
+    }
+    if (longest.valid()) {
+        m_timeline->selectEvent(longest);
+        m_inspector->showEvent(m_document, 0, longest);
+    }
+    m_timeline->resetZoom();
+    QCoreApplication::processEvents();
+    return save(this, QDir(dir).filePath(QStringLiteral("timeline.png")), written, error);
 }
 
 } // namespace fusescope

@@ -11,7 +11,10 @@
 #include "views/graphexport.h"
 #include "views/graphview.h"
 #include "views/inspector.h"
+#include "views/heatlegend.h"
 #include "views/stagenavigator.h"
+#include "views/timelinerangestats.h"
+#include "views/timelineview.h"
 
 #include <QAction>
 #include <QDockWidget>
@@ -84,8 +87,13 @@ void MainWindow::createViews()
     m_stageView->setObjectName(QStringLiteral("stageGraph"));
     m_tabs = new QTabWidget(this);
     m_tabs->setObjectName(QStringLiteral("graphTabs"));
+    m_timeline = new TimelineView(this);
+    m_timeline->setObjectName(QStringLiteral("timeline"));
     m_tabs->addTab(split, tr("Before / after fusion"));
     m_tabs->addTab(m_stageView, tr("Stage"));
+    m_tabs->addTab(m_timeline, tr("Timeline"));
+    m_tabs->setTabToolTip(2, tr("Every CPU thread, GPU stream, compile stage and memory counter of the run over time "
+                                "(Ctrl+wheel or W/S zoom, drag or A/D pan, Shift-drag a range, Ctrl+F find)"));
     m_tabs->setTabToolTip(0, tr("The captured graph beside the fused one; selecting a node in one highlights its "
                                 "counterpart in the other"));
     m_tabs->setTabToolTip(1, tr("The selected compile stage's graph, with what it changed marked"));
@@ -178,6 +186,10 @@ void MainWindow::connectSelection()
     connect(m_navigator, &StageNavigator::decisionActivated, this, &MainWindow::onDecisionActivated);
     connect(m_codeView, &CodeView::kernelSelected, this, &MainWindow::onKernelSelected);
     connect(m_inspector, &Inspector::nodeActivated, this, &MainWindow::goToNode);
+    connect(m_timeline, &TimelineView::eventSelected, this, [this](int run, profiler::EventId id) {
+        m_inspector->showEvent(m_document, run, id);
+    });
+    connect(m_timeline, &TimelineView::rangeSelected, this, &MainWindow::showRangeStatistics);
 }
 
 void MainWindow::disconnectViews()
@@ -197,21 +209,27 @@ void MainWindow::setDocument(std::shared_ptr<const Document> document)
     setWindowTitle(tr("%1 — Fusescope").arg(name));
     const int capture = captureStage();
     const int fuse = fuseStage();
+    const QString noGraph = tr("%1 holds no compile stages, so no graph: record one with 'fusescope profile MODEL "
+                               "--compile'. Its events are on the Timeline tab.").arg(name);
     if (capture >= 0)
         m_capturedView->setStage(m_document, capture);
     else
-        m_capturedView->clear(tr("%1 holds no captured graph").arg(name));
+        m_capturedView->clear(m_document->hasGraphs() ? tr("%1 holds no captured graph").arg(name) : noGraph);
     if (fuse >= 0)
         m_fusedView->setStage(m_document, fuse);
     else if (!m_document->complete)
         m_fusedView->clear(tr("Compiling %1… the fused graph appears when the compile is done").arg(name));
     else
-        m_fusedView->clear(tr("%1 holds no fuse stage: the compile stopped before fusion").arg(name));
+        m_fusedView->clear(m_document->hasGraphs() ? tr("%1 holds no fuse stage: the compile stopped before fusion").arg(name)
+                                                   : noGraph);
+    if (!m_document->hasGraphs())
+        m_stageView->clear(noGraph);
+    showTimeline();
     m_navigator->setDocument(m_document);
     m_codeView->setDocument(m_document);
     m_exportAction->setEnabled(true);
     if (m_stack->currentWidget() != m_tabs || m_document->complete == false)
-        m_tabs->setCurrentIndex(0);
+        m_tabs->setCurrentIndex(m_document->hasGraphs() ? 0 : 2);
     m_stack->setCurrentWidget(m_tabs);
     statusBar()->showMessage(m_document->complete ? tr("Opened %1: %2").arg(name, QString::fromStdString(m_document->title))
                                                   : tr("Opening %1: the captured graph, while the rest loads").arg(name));
@@ -219,6 +237,28 @@ void MainWindow::setDocument(std::shared_ptr<const Document> document)
         statusBar()->showMessage(QString::fromStdString(note), 10000);
     if (m_document->complete)
         emit documentShown();
+}
+
+// The run's events, when the file has run anything (an ONNX model has not).
+void MainWindow::showTimeline()
+{
+    if (m_document->trace && m_document->trace.get() == m_timeline->model().trace())
+        return; // a preview completed: the same events, keep the user's view
+    if (m_document->trace && !m_document->trace->runs.empty())
+        m_timeline->setTrace(m_document->trace, 0);
+    else
+        m_timeline->setTrace(nullptr, 0);
+    m_tabs->setTabEnabled(2, m_document->trace != nullptr);
+}
+
+void MainWindow::showRangeStatistics(int64_t t0, int64_t t1)
+{
+    const std::vector<RangeStatRow> rows = timelineRangeStats(m_timeline->model(), t0, t1);
+    QStringList top;
+    for (size_t i = 0; i < rows.size() && i < 3; ++i)
+        top << QStringLiteral("%1 ×%2 %3 %").arg(QString::fromStdString(rows[i].name)).arg(rows[i].count)
+                   .arg(rows[i].percent, 0, 'f', 1);
+    statusBar()->showMessage(tr("Range %1: %2").arg(formatDuration(double(t1 - t0)), top.join(QStringLiteral(", "))));
 }
 
 int MainWindow::captureStage() const

@@ -71,10 +71,17 @@ ExportFile::ExportFile(const std::string &path, const ImportControl &control)
     // immutable=1: SQLite takes no locks and never looks for or writes a journal.
     const std::string uri = store::readOnlyUri(path) + "&immutable=1";
     const int rc = sqlite3_open_v2(uri.c_str(), &m_db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
-    if (rc != SQLITE_OK)
-        fail(std::string("cannot be opened: ") + (m_db ? sqlite3_errmsg(m_db) : sqlite3_errstr(rc)));
-    sqlite3_exec(m_db, "PRAGMA query_only = 1", nullptr, nullptr, nullptr);
-    readSchema();
+    try {
+        if (rc != SQLITE_OK)
+            fail(std::string("cannot be opened: ") + (m_db ? sqlite3_errmsg(m_db) : sqlite3_errstr(rc)));
+        sqlite3_exec(m_db, "PRAGMA query_only = 1", nullptr, nullptr, nullptr);
+        readSchema();
+    } catch (...) {
+        // A constructor that throws gets no destructor: close the handle here
+        // (SQLite allocates one even when the open fails).
+        sqlite3_close_v2(m_db);
+        throw;
+    }
 }
 
 ExportFile::~ExportFile()
@@ -104,13 +111,14 @@ bool ExportFile::hasColumn(const std::string &table, const std::string &column)
 {
     if (!hasTable(table))
         return false;
-    auto [it, added] = m_columns.try_emplace(table);
-    if (added) {
+    const auto found = m_columns.try_emplace(table);
+    std::set<std::string> &columns = found.first->second; // a plain reference: lambdas may capture it (C++17 forbids bindings)
+    if (found.second) {
         query(
             table, "SELECT name FROM pragma_table_info(" + quoted(table) + ")",
-            [&](const Row &row) { it->second.insert(row.text(0)); }, false);
+            [&](const Row &row) { columns.insert(row.text(0)); }, false);
     }
-    return it->second.count(column) != 0;
+    return columns.count(column) != 0;
 }
 
 std::string ExportFile::columnOr(const std::string &table, const std::string &column, const std::string &fallback)

@@ -440,6 +440,33 @@ private slots:
         QVERIFY(kernels.first().toObject().value(QLatin1String("total_us")).toDouble() > 0);
     }
 
+    // Hints travel in report --json as the command-line contract says.
+    void reportCarriesHints()
+    {
+        const QString source = QStringLiteral(FUSESCOPE_TESTDATA_DIR "/kineto/hta/critical_path/alexnet/"
+                                              "benchmark_result_2869224_1695835535_trace.json.gz");
+        if (!QFileInfo::exists(source))
+            QSKIP("../shared/testdata is absent");
+        const Result r = runFusescope({QStringLiteral("report"), source, QStringLiteral("--json")});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonArray hints = QJsonDocument::fromJson(r.out.toUtf8()).object().value(QLatin1String("runs")).toArray()
+                                     .first().toObject().value(QLatin1String("hints")).toArray();
+        QVERIFY(!hints.isEmpty());
+        QStringList rules;
+        double previous = 1e300;
+        for (const QJsonValue &h : hints) {
+            const QJsonObject o = h.toObject();
+            rules << o.value(QLatin1String("rule")).toString();
+            QVERIFY(!o.value(QLatin1String("message")).toString().isEmpty());
+            QVERIFY(o.value(QLatin1String("evidence")).toObject().contains(QLatin1String("events")));
+            QVERIFY(o.value(QLatin1String("saving_us")).toDouble() <= previous); // ranked by saving
+            previous = o.value(QLatin1String("saving_us")).toDouble();
+        }
+        QVERIFY2(rules.contains(QLatin1String("pageable-memcpy")), qPrintable(rules.join(QLatin1Char(','))));
+        const Result text = runFusescope({QStringLiteral("report"), source});
+        QVERIFY(text.out.contains(QLatin1String("hints, by estimated saving:")));
+    }
+
     void exportOfAnImportImportsAgain()
     {
         const QString source = QStringLiteral(FUSESCOPE_TESTDATA_DIR "/kineto/hta/critical_path/alexnet/"

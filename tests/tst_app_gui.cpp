@@ -8,6 +8,8 @@
 #include "views/graphview.h"
 #include "views/inspector.h"
 #include "views/stagenavigator.h"
+#include "views/timelinemodel.h"
+#include "views/timelineview.h"
 #include "fusescope_config.h"
 
 #include <QFile>
@@ -262,6 +264,31 @@ private slots:
         QVERIFY(QString::fromStdString(w.document()->path).endsWith(QLatin1String("demo/demo.fstrace")));
         QVERIFY(w.document()->profiled);
         QVERIFY(w.fusedView()->graph() && !w.fusedView()->graph()->kernels.empty());
+    }
+
+    void importedTraceOpensOnTheTimeline()
+    {
+        const QString trace = QStringLiteral(FUSESCOPE_TESTDATA_DIR
+                                             "/kineto/hta/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz");
+        if (!QFileInfo::exists(trace))
+            QSKIP("../shared/testdata is absent");
+        MainWindow w;
+        w.show();
+        QVERIFY(openAndWait(w, trace));
+        QVERIFY(!w.document()->hasGraphs());
+        QCOMPARE(w.graphTabs()->currentIndex(), 2);
+        QVERIFY(w.timeline()->model().tracks().size() >= 4);
+        // The Inspector follows the timeline's selection.
+        const profiler::EventId first{0};
+        emit w.timeline()->eventSelected(0, first);
+        QCOMPARE(w.inspector()->value(QStringLiteral("name")),
+                 QString::fromStdString(w.document()->trace->strings[w.document()->trace->runs[0].events[0].name]));
+        QTemporaryDir out;
+        QString err;
+        QCOMPARE(runFusescope({QStringLiteral("--screenshot"), out.path(), trace}, nullptr, &err), 0);
+        const QImage image(out.filePath(QStringLiteral("timeline.png")));
+        QVERIFY(!image.isNull());
+        QVERIFY(colourVariety(image) > 40);
     }
 
     void screenshotsHaveRealContent()

@@ -267,7 +267,7 @@ private slots:
         QVERIFY(heated.heatAvailable());
         QCOMPARE(heated.findChild<HeatLegend *>()->maximum(), 2e6);
         QVERIFY(heated.findChild<HeatLegend *>()->isVisible());
-        QVERIFY(heated.boxItem(heated.presented().itemFor(hot))->toolTip().contains(QLatin1String("2.00 ms")));
+        QVERIFY(heated.boxItem(heated.presented().itemFor(hot))->toolTip().contains(QLatin1String("2.000 ms")));
     }
 
     void highlightMarksItemsAndKernel()

@@ -4,6 +4,7 @@
 // Built once by a loader in a worker thread, immutable after, shared by every
 // view through a shared_ptr<const Document>.
 
+#include "profiler/trace.h"
 #include "views/stagegraph.h"
 
 #include <algorithm>
@@ -24,11 +25,16 @@ struct Document {
     bool profiled = false;
     std::unordered_map<int, double> nodeTimeNs;
     std::unordered_map<std::string, double> kernelTimeNs;
+    // The shown run's events, for the timeline: the trace's only run (index 0).
+    // Null for an ONNX model, which has run nothing.
+    std::shared_ptr<const profiler::Trace> trace;
     std::vector<std::string> notes; // what the user should know: "run 0 was cut short"
     // False for a loader's preview: the captured graph only, the rest still coming.
     bool complete = true;
 
     // The index of stage `name` of `segment`, or -1.
+    bool hasGraphs() const { return !stages.empty(); }
+
     int stageIndex(const std::string &name, int segment = 0) const
     {
         for (size_t i = 0; i < stages.size(); ++i) {

@@ -1,9 +1,11 @@
 #include "views/heatlegend.h"
 
+#include "views/timelinemodel.h"
 #include <QLinearGradient>
 #include <QPainter>
 
 #include <algorithm>
+#include <cmath>
 
 namespace fusescope {
 
@@ -22,13 +24,7 @@ QColor heatColor(double fraction)
 
 QString formatDuration(double ns)
 {
-    if (ns >= 1e9)
-        return QStringLiteral("%1 s").arg(ns / 1e9, 0, 'f', 2);
-    if (ns >= 1e6)
-        return QStringLiteral("%1 ms").arg(ns / 1e6, 0, 'f', 2);
-    if (ns >= 1e3)
-        return QStringLiteral("%1 µs").arg(ns / 1e3, 0, 'f', 1);
-    return QStringLiteral("%1 ns").arg(ns, 0, 'f', 0);
+    return QString::fromStdString(formatDuration(static_cast<int64_t>(std::llround(ns))));
 }
 
 HeatLegend::HeatLegend(QWidget *parent)

@@ -8,7 +8,7 @@ namespace fusescope {
 
 // 0 = coolest (pale yellow) … 1 = hottest (deep red).
 QColor heatColor(double fraction);
-// "412 µs", "3.20 ms", "1.05 s"
+// formatDuration(int64_t) of timelinemodel.h as a QString: "412.0 µs", "3.200 ms".
 QString formatDuration(double ns);
 
 class HeatLegend : public QWidget

@@ -172,4 +172,79 @@ void Inspector::showModule(std::shared_ptr<const Document> document, int stage, 
     m_tree->expandToDepth(0);
 }
 
+void Inspector::showEvent(std::shared_ptr<const Document> document, int run, profiler::EventId id)
+{
+    m_document = std::move(document);
+    const profiler::Trace *trace = m_document ? m_document->trace.get() : nullptr;
+    if (!trace || run < 0 || size_t(run) >= trace->runs.size() || !id.valid() ||
+        id.value >= trace->runs[size_t(run)].events.size()) {
+        clear();
+        return;
+    }
+    const profiler::Run &r = trace->runs[size_t(run)];
+    const profiler::Event &e = r.event(id);
+    m_tree->clear();
+    addRow(tr("name"), str(trace->strings[e.name]));
+    addRow(tr("kind"), QString::fromUtf8(profiler::eventKindName(e.kind)));
+    if (e.track.valid() && e.track.value < r.tracks.size())
+        addRow(tr("track"), str(trace->strings[r.tracks[e.track.value].name]));
+    addRow(tr("start"), formatDuration(double(e.start)));
+    addRow(tr("duration"), formatDuration(double(e.duration)));
+    addRow(tr("depth"), QString::number(e.depth));
+    if (e.flops > 0)
+        addRow(tr("flops (estimated)"), QStringLiteral("%L1").arg(double(e.flops), 0, 'f', 0));
+    if (e.bytes > 0)
+        addRow(tr("bytes (estimated)"), QStringLiteral("%L1").arg(double(e.bytes), 0, 'f', 0));
+    if (e.kind == profiler::EventKind::Kernel)
+        addEventOrigins(e);
+    else if (!trace->strings[e.detail].empty())
+        addRow(tr("detail"), str(trace->strings[e.detail]));
+    addEventArgs(r, e);
+    m_tree->expandAll();
+}
+
+void Inspector::addEventArgs(const profiler::Run &run, const profiler::Event &e)
+{
+    if (!e.args.valid() || e.args.value >= run.args.size())
+        return;
+    const profiler::EventArgs &a = run.args[e.args.value];
+    QTreeWidgetItem *args = addRow(tr("args"), QString());
+    if (a.correlation >= 0)
+        addRow(tr("correlation"), QString::number(a.correlation), args);
+    if (a.externalId >= 0)
+        addRow(tr("external id"), QString::number(a.externalId), args);
+    if (a.device >= 0)
+        addRow(tr("device"), QString::number(a.device), args);
+    if (a.stream >= 0)
+        addRow(tr("stream"), QString::number(a.stream), args);
+    if (a.grid[0] > 0)
+        addRow(tr("grid / block"), QStringLiteral("[%1,%2,%3] / [%4,%5,%6]").arg(a.grid[0]).arg(a.grid[1]).arg(a.grid[2])
+                                        .arg(a.block[0]).arg(a.block[1]).arg(a.block[2]), args);
+    if (a.copyKind != profiler::CopyKind::Unknown)
+        addRow(tr("copy"), QString::fromUtf8(profiler::copyKindName(a.copyKind)) + (a.pinned ? tr(", pinned") : tr(", pageable")),
+               args);
+    if (a.extra.valid())
+        addRow(tr("other"), str(m_document->trace->strings[a.extra]), args);
+}
+
+// A compiled kernel's detail is the captured graph nodes it computed: "3,5,9".
+void Inspector::addEventOrigins(const profiler::Event &e)
+{
+    const QString detail = str(m_document->trace->strings[e.detail]);
+    const int capture = m_document->stageIndex("capture");
+    if (detail.isEmpty() || capture < 0) {
+        if (!detail.isEmpty())
+            addRow(tr("detail"), detail);
+        return;
+    }
+    std::vector<int> ids;
+    for (const QString &part : detail.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        bool ok = false;
+        const int id = part.trimmed().toInt(&ok);
+        if (ok)
+            ids.push_back(id);
+    }
+    addNodeList(tr("graph nodes"), ids, capture);
+}
+
 } // namespace fusescope

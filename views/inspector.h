@@ -22,6 +22,9 @@ public:
     void showNode(std::shared_ptr<const Document> document, int stage, int nodeId);
     void showModule(std::shared_ptr<const Document> document, int stage, const QString &module,
                     const QList<int> &members);
+    // An event of a trace's run: name, kind, track, start, duration, args,
+    // flows, and the graph nodes a compiled kernel computed (click to go there).
+    void showEvent(std::shared_ptr<const Document> document, int run, profiler::EventId event);
     // "name" → "value" of the top-level rows, for tests and copy.
     QString value(const QString &key) const;
     QTreeWidget *tree() const { return m_tree; }
@@ -35,6 +38,8 @@ private:
     void addNodeList(const QString &title, const std::vector<int> &ids, int stage);
     void addOutputs(const GraphNode &node);
     void addTiming(const StageGraph &graph, const GraphNode &node);
+    void addEventArgs(const profiler::Run &run, const profiler::Event &event);
+    void addEventOrigins(const profiler::Event &event);
 
     QTreeWidget *m_tree = nullptr;
     std::shared_ptr<const Document> m_document;
