@@ -36,7 +36,7 @@ const QString kGeometryKey = QStringLiteral("mainWindow/geometry");
 const QString kStateKey = QStringLiteral("mainWindow/state");
 const QString kLastDirKey = QStringLiteral("mainWindow/lastOpenDir");
 const QString kLastExportDirKey = QStringLiteral("mainWindow/lastExportDir");
-constexpr int kStateVersion = 2;
+constexpr int kStateVersion = 3; // the Statistics and Hints docks arrived
 
 QStringList localFiles(const QMimeData *mime)
 {

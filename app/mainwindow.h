@@ -21,7 +21,9 @@ class CodeView;
 class EmptyStateWidget;
 class GraphView;
 class Inspector;
+class HintsView;
 class StageNavigator;
+class StatsView;
 class TimelineView;
 
 class MainWindow : public QMainWindow
@@ -55,6 +57,8 @@ public:
     CodeView *codeView() const { return m_codeView; }
     Inspector *inspector() const { return m_inspector; }
     TimelineView *timeline() const { return m_timeline; }
+    StatsView *statsView() const { return m_statsView; }
+    HintsView *hintsView() const { return m_hintsView; }
     QTabWidget *graphTabs() const { return m_tabs; }
 
 signals:
@@ -94,6 +98,7 @@ private:
     bool renderGraphViews(const QString &dir, QStringList &written, QString *error);
     bool renderTimeline(const QString &dir, QStringList &written, QString *error);
     void showRangeStatistics(int64_t t0, int64_t t1);
+    void showEvidence(const std::vector<profiler::EventId> &events, const std::vector<int> &nodes);
     void onCapturedNodeSelected(int nodeId);
     void onFusedNodeSelected(int nodeId);
     void onStageNodeSelected(int nodeId);
@@ -122,6 +127,8 @@ private:
     StageNavigator *m_navigator = nullptr;
     CodeView *m_codeView = nullptr;
     Inspector *m_inspector = nullptr;
+    StatsView *m_statsView = nullptr;
+    HintsView *m_hintsView = nullptr;
     QList<QDockWidget *> m_docks;
 
     QAction *m_openAction = nullptr;

@@ -5,8 +5,10 @@
 
 #include "views/codeview.h"
 #include "views/graphview.h"
+#include "views/hintsview.h"
 #include "views/inspector.h"
 #include "views/stagenavigator.h"
+#include "views/statsview.h"
 #include "views/timelineview.h"
 
 #include <QCoreApplication>
@@ -170,8 +172,20 @@ bool MainWindow::renderTimeline(const QString &dir, QStringList &written, QStrin
         m_inspector->showEvent(m_document, 0, longest);
     }
     m_timeline->resetZoom();
+    m_docks[4]->raise(); // the hints, beside the run they are about
     QCoreApplication::processEvents();
-    return save(this, QDir(dir).filePath(QStringLiteral("timeline.png")), written, error);
+    if (!save(this, QDir(dir).filePath(QStringLiteral("timeline.png")), written, error))
+        return false;
+    // The tables get room to be read while they are photographed.
+    resizeDocks({m_docks[3]}, {height() / 2}, Qt::Vertical);
+    m_docks[3]->raise();
+    QCoreApplication::processEvents();
+    const bool stats = save(m_statsView, QDir(dir).filePath(QStringLiteral("stats.png")), written, error);
+    m_docks[4]->raise();
+    QCoreApplication::processEvents();
+    const bool hints = stats && save(m_hintsView, QDir(dir).filePath(QStringLiteral("hints.png")), written, error);
+    resizeDocks({m_docks[3]}, {240}, Qt::Vertical);
+    return hints;
 }
 
 } // namespace fusescope

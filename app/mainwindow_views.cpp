@@ -12,7 +12,9 @@
 #include "views/graphview.h"
 #include "views/inspector.h"
 #include "views/heatlegend.h"
+#include "views/hintsview.h"
 #include "views/stagenavigator.h"
+#include "views/statsview.h"
 #include "views/timelinerangestats.h"
 #include "views/timelineview.h"
 
@@ -28,6 +30,7 @@
 #include <QTabWidget>
 #include <QToolBar>
 
+#include <limits>
 #include <set>
 
 namespace fusescope {
@@ -111,9 +114,16 @@ void MainWindow::createDocks()
     addDockWidget(Qt::LeftDockWidgetArea, stages);
     addDockWidget(Qt::RightDockWidgetArea, inspector);
     addDockWidget(Qt::BottomDockWidgetArea, code);
+    m_statsView = new StatsView(this);
+    m_hintsView = new HintsView(this);
+    QDockWidget *stats = makeDock(this, tr("Statistics"), QStringLiteral("statsDock"), m_statsView);
+    QDockWidget *hints = makeDock(this, tr("Hints"), QStringLiteral("hintsDock"), m_hintsView);
+    tabifyDockWidget(code, stats);
+    tabifyDockWidget(stats, hints);
+    code->raise();
     resizeDocks({stages, inspector}, {400, 320}, Qt::Horizontal);
     resizeDocks({code}, {240}, Qt::Vertical);
-    m_docks = {stages, code, inspector};
+    m_docks = {stages, code, inspector, stats, hints}; // code stays at [1]: renderViews and kernelActivated use it
 }
 
 void MainWindow::createViewMenu()
@@ -190,6 +200,13 @@ void MainWindow::connectSelection()
         m_inspector->showEvent(m_document, run, id);
     });
     connect(m_timeline, &TimelineView::rangeSelected, this, &MainWindow::showRangeStatistics);
+    connect(m_statsView, &StatsView::eventsRequested, this, [this](const QString &name, int) {
+        m_tabs->setCurrentIndex(2);
+        if (m_timeline->find(name) > 0)
+            m_timeline->findNext();
+    });
+    connect(m_statsView, &StatsView::nodeRequested, this, [this](int nodeId) { goToNode(captureStage(), nodeId); });
+    connect(m_hintsView, &HintsView::evidenceSelected, this, &MainWindow::showEvidence);
 }
 
 void MainWindow::disconnectViews()
@@ -197,7 +214,8 @@ void MainWindow::disconnectViews()
     // The views die with the children, after this object is no longer a
     // MainWindow: what they emit on the way out must not reach its slots.
     for (QObject *view : std::initializer_list<QObject *>{m_capturedView, m_fusedView, m_stageView, m_navigator,
-                                                          m_codeView, m_inspector, m_loader})
+                                                          m_codeView, m_inspector, m_loader, m_timeline,
+                                                          m_statsView, m_hintsView})
         disconnect(view, nullptr, this, nullptr);
 }
 
@@ -227,6 +245,10 @@ void MainWindow::setDocument(std::shared_ptr<const Document> document)
     showTimeline();
     m_navigator->setDocument(m_document);
     m_codeView->setDocument(m_document);
+    if (m_document->complete) { // the statistics and hints of a preview would only be replaced
+        m_statsView->setDocument(m_document);
+        m_hintsView->setDocument(m_document);
+    }
     m_exportAction->setEnabled(true);
     if (m_stack->currentWidget() != m_tabs || m_document->complete == false)
         m_tabs->setCurrentIndex(m_document->hasGraphs() ? 0 : 2);
@@ -259,6 +281,29 @@ void MainWindow::showRangeStatistics(int64_t t0, int64_t t1)
         top << QStringLiteral("%1 ×%2 %3 %").arg(QString::fromStdString(rows[i].name)).arg(rows[i].count)
                    .arg(rows[i].percent, 0, 'f', 1);
     statusBar()->showMessage(tr("Range %1: %2").arg(formatDuration(double(t1 - t0)), top.join(QStringLiteral(", "))));
+}
+
+// A hint's evidence: its events framed on the timeline, its nodes lit in the captured graph.
+void MainWindow::showEvidence(const std::vector<profiler::EventId> &events, const std::vector<int> &nodes)
+{
+    const profiler::Trace *trace = m_document ? m_document->trace.get() : nullptr;
+    if (trace && !events.empty()) {
+        const profiler::Run &run = trace->runs.front();
+        int64_t t0 = std::numeric_limits<int64_t>::max(), t1 = std::numeric_limits<int64_t>::min();
+        for (profiler::EventId id : events) {
+            t0 = std::min(t0, run.event(id).start);
+            t1 = std::max(t1, run.event(id).end());
+        }
+        m_tabs->setCurrentIndex(2);
+        m_timeline->zoomToRange(t0, std::max(t1, t0 + 1));
+        m_timeline->selectEvent(events.front());
+        m_inspector->showEvent(m_document, 0, events.front());
+    }
+    if (!nodes.empty() && m_capturedView->graph()) {
+        m_capturedView->highlightNodes(nodes);
+        if (events.empty())
+            m_tabs->setCurrentIndex(0);
+    }
 }
 
 int MainWindow::captureStage() const

@@ -177,11 +177,12 @@ std::vector<Hint> checkGpuIdle(const HintContext &ctx)
     hint.savingUs = double(idle.ns) / 1e3;
     hint.severity = severityFor(double(idle.ns), base);
     const bool steps = !timeline.steps().empty();
-    hint.message = formatText("The GPU sat idle %s (%s of the %s) in %d gaps longer than 10%% of their %s and %d "
-                          "gaps of at least 100 µs in chunks under 50%% busy (%d of %d chunks)",
+    hint.message = formatText("The GPU sat idle %s (%s of the %s) in %d gap%s longer than 10%% of their %s and %d "
+                          "gap%s of at least 100 µs in chunks under 50%% busy (%d of %d chunks)",
                           formatNs(double(idle.ns)).c_str(), formatPercent(double(idle.ns) / double(base)).c_str(),
-                          steps ? "steps" : "GPU span", idle.longGaps, steps ? "step" : "span", idle.chunkGaps,
-                          int(idle.lowChunks), kUtilizationChunks);
+                          steps ? "steps" : "GPU span", idle.longGaps, idle.longGaps == 1 ? "" : "s",
+                          steps ? "step" : "span", idle.chunkGaps, idle.chunkGaps == 1 ? "" : "s", int(idle.lowChunks),
+                          kUtilizationChunks);
     hint.fix = inFramework(
         ctx.framework,
         "See what the CPU thread does during the gaps: move logging, .item() and Python work out of the step, copy "

@@ -7,7 +7,9 @@
 #include "views/codeview.h"
 #include "views/graphview.h"
 #include "views/inspector.h"
+#include "views/hintsview.h"
 #include "views/stagenavigator.h"
+#include "views/statsview.h"
 #include "views/timelinemodel.h"
 #include "views/timelineview.h"
 #include "fusescope_config.h"
@@ -283,12 +285,27 @@ private slots:
         emit w.timeline()->eventSelected(0, first);
         QCOMPARE(w.inspector()->value(QStringLiteral("name")),
                  QString::fromStdString(w.document()->trace->strings[w.document()->trace->runs[0].events[0].name]));
+        // A hint's evidence is framed and selected on the timeline.
+        QVERIFY(!w.hintsView()->hints().empty());
+        const profiler::Hint &top = w.hintsView()->hints().front();
+        if (!top.events.empty()) {
+            w.hintsView()->selectHint(0);
+            QCOMPARE(w.timeline()->selectedEvent(), top.events.front());
+            QCOMPARE(w.graphTabs()->currentIndex(), 2);
+        }
+        // A statistics row leads to its events on the timeline.
+        emit w.statsView()->eventsRequested(QStringLiteral("aten::conv2d"), 0);
+        QVERIFY(w.timeline()->selectedEvent().valid());
+        QCOMPARE(QString::fromStdString(w.timeline()->model().name(w.timeline()->selectedEvent())),
+                 QStringLiteral("aten::conv2d"));
         QTemporaryDir out;
         QString err;
         QCOMPARE(runFusescope({QStringLiteral("--screenshot"), out.path(), trace}, nullptr, &err), 0);
         const QImage image(out.filePath(QStringLiteral("timeline.png")));
         QVERIFY(!image.isNull());
         QVERIFY(colourVariety(image) > 40);
+        for (const char *table : {"stats.png", "hints.png"})
+            QVERIFY2(!QImage(out.filePath(QString::fromLatin1(table))).isNull(), table);
     }
 
     void screenshotsHaveRealContent()

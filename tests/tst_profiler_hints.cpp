@@ -291,7 +291,7 @@ void TestProfilerHints::rules_data()
     row("sync: after the steps", kSyncAfterSteps, "", "sync-in-step", "", 0, 0, 0, "");
     row("sync: async calls", kAsyncOnly, "", "sync-in-step", "", 0, 0, 0, "");
     // gpu-idle: the 290 µs hole, ended by kernel b
-    row("gpu-idle", kGpuIdle, "gpu-idle", "gpu-idle", "b", 1, 290, 290, "1 gaps longer than 10% of their step");
+    row("gpu-idle", kGpuIdle, "gpu-idle", "gpu-idle", "b", 1, 290, 290, "1 gap longer than 10% of their step");
     row("gpu-idle: short gap", kShortGap, "", "gpu-idle", "", 0, 0, 0, "");
     row("gpu-idle: profiler overhead", kOverheadGap, "", "gpu-idle", "", 0, 0, 0, "");
     // 9 gaps of 200 µs and one of 100 µs, all inside chunks under 50 % busy
