@@ -8,7 +8,7 @@ namespace fusescope {
 
 struct DocumentLoader::Job {
     int id = 0;
-    QString path;
+    QStringList paths;
     std::atomic<bool> cancel{false};
     // Touched by the worker only: what it reported last, so that an
     // unchanged percentage costs no queued call.
@@ -34,12 +34,17 @@ DocumentLoader::~DocumentLoader()
 
 int DocumentLoader::start(const QString &path)
 {
+    return start(QStringList{path});
+}
+
+int DocumentLoader::start(const QStringList &paths)
+{
     if (m_current)
         m_current->cancel = true; // superseded: whatever it still produces is dropped in finish()
     pruneFinished();
     auto job = std::make_shared<Job>();
     job->id = m_nextId++;
-    job->path = path;
+    job->paths = paths;
     m_current = job;
     m_workers.push_back(QtConcurrent::run([this, job] {
         const LoadProgress control{[this, job](double fraction, const QString &what) {
@@ -65,7 +70,7 @@ int DocumentLoader::start(const QString &path)
         std::shared_ptr<const Document> document;
         QString error;
         try {
-            document = loadDocument(job->path, control);
+            document = loadDocument(job->paths, control);
         } catch (const Error &e) {
             error = QString::fromUtf8(e.what());
         }
@@ -86,7 +91,7 @@ void DocumentLoader::cancel()
 
 QString DocumentLoader::path() const
 {
-    return m_current ? m_current->path : QString();
+    return m_current ? m_current->paths.value(0) : QString();
 }
 
 void DocumentLoader::reportProgress(const std::shared_ptr<Job> &job, int percent, const QString &what)
@@ -102,7 +107,7 @@ void DocumentLoader::finish(const std::shared_ptr<Job> &job, std::shared_ptr<con
     m_current.reset();
     pruneFinished();
     if (!error.isEmpty())
-        emit failed(job->path, error);
+        emit failed(job->paths.join(QStringLiteral(", ")), error);
     else if (document)
         emit loaded(std::move(document));
     else

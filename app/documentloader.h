@@ -26,6 +26,8 @@ public:
 
     // Starts loading `path`, superseding the job in flight; returns the job's id.
     int start(const QString &path);
+    // The per-rank Kineto traces of one run, as one document.
+    int start(const QStringList &paths);
     // Stops the job in flight and emits cancelled() before returning; nothing
     // when no job is in flight.
     void cancel();

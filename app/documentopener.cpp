@@ -39,12 +39,14 @@ std::string runLabel(int index, const std::string &name)
 class Load
 {
 public:
-    Load(const QString &path, const LoadProgress &control)
-        : path(path)
+    Load(const QStringList &paths, const LoadProgress &control)
+        : path(paths.value(0))
         , file(path.toStdString())
         , name(QFileInfo(path).fileName().isEmpty() ? file : QFileInfo(path).fileName().toStdString())
         , m_control(control)
     {
+        for (const QString &p : paths)
+            files.push_back(p.toStdString());
     }
 
     // Never throws: the trace reader calls it too.
@@ -84,8 +86,9 @@ public:
     }
 
     const QString path;
-    const std::string file;
-    const std::string name; // the file name, for messages
+    const std::string file; // the first of `files`
+    const std::string name; // the first file's name, for messages
+    std::vector<std::string> files; // several: the per-rank traces of one run
 
 private:
     const LoadProgress &m_control;
@@ -286,11 +289,12 @@ std::shared_ptr<Document> loadImported(const Load &load)
         load.report(total ? 0.9 * double(done) / double(total) : 0.0, QT_TRANSLATE_NOOP("fusescope", "importing trace"));
     };
     control.cancel = load.cancelFlag();
-    std::optional<profiler::Trace> trace = profiler::importTraces({load.file}, control);
+    std::optional<profiler::Trace> trace = profiler::importTraces(load.files, control);
     if (!trace)
         throw Cancelled{};
     auto doc = std::make_shared<Document>();
-    doc->title = load.name + ", " + trace->runs.front().info.name;
+    doc->title = (load.files.size() > 1 ? std::to_string(load.files.size()) + " files" : load.name) + ", " +
+                 trace->runs.front().info.name;
     if (!trace->runs.front().summary.complete)
         doc->notes.push_back(load.name + " is incomplete: its times cover what the file holds");
     doc->trace = std::make_shared<const profiler::Trace>(std::move(*trace));
@@ -302,6 +306,9 @@ std::shared_ptr<Document> loadByFormat(const Load &load)
     const FormatProbe probe = probeFileFormat(load.file);
     if (!probe.ok())
         throw Error(load.name + " " + probe.error);
+    if (load.files.size() > 1 && probe.format != FileFormat::ChromeJson)
+        throw Error(load.name + ": several files open together only as the per-rank traces of one PyTorch profiler "
+                                "run (Kineto JSON); this one is a " + std::string(fileFormatName(probe.format)));
     std::shared_ptr<Document> doc;
     switch (probe.format) {
     case FileFormat::FsTrace:
@@ -326,7 +333,14 @@ std::shared_ptr<Document> loadByFormat(const Load &load)
 
 std::shared_ptr<const Document> loadDocument(const QString &path, const LoadProgress &control)
 {
-    const Load load(path, control);
+    return loadDocument(QStringList{path}, control);
+}
+
+std::shared_ptr<const Document> loadDocument(const QStringList &paths, const LoadProgress &control)
+{
+    if (paths.isEmpty())
+        throw Error("no file to open");
+    const Load load(paths, control);
     try {
         load.checkCancel();
         std::shared_ptr<const Document> doc = loadByFormat(load);

@@ -6,6 +6,7 @@
 #include "views/document.h"
 
 #include <QString>
+#include <QStringList>
 
 #include <atomic>
 #include <functional>
@@ -37,6 +38,9 @@ struct LoadProgress {
 // Throws Error with one sentence naming the file and what is wrong.
 // Returns null when, and only when, control.cancel was set during the load.
 std::shared_ptr<const Document> loadDocument(const QString &path, const LoadProgress &control = {});
+// Several files: the per-rank Kineto traces of one run, as one document with a
+// process group per rank. Throws Error when they are not all Kineto JSON.
+std::shared_ptr<const Document> loadDocument(const QStringList &paths, const LoadProgress &control = {});
 
 struct OpenOutcome {
     bool ok = false;

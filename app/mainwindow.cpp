@@ -5,7 +5,10 @@
 
 #include "app/commands.h"
 #include "core/buildinfo.h"
+#include "profiler/traceformat.h"
 #include "views/emptystatewidget.h"
+
+#include <algorithm>
 
 #include <QAction>
 #include <QApplication>
@@ -195,7 +198,15 @@ QString MainWindow::chooseExportFile(const QString &suggestedName)
 
 void MainWindow::openFiles(const QStringList &paths)
 {
-    m_pending << paths;
+    // Kineto traces opened together are the ranks of one run; anything else
+    // opens one file after another.
+    const bool ranks = paths.size() > 1 && std::all_of(paths.begin(), paths.end(), [](const QString &p) {
+        return probeFileFormat(p.toStdString()).format == FileFormat::ChromeJson;
+    });
+    if (ranks)
+        m_pending << paths;
+    for (const QString &path : ranks ? QStringList() : paths)
+        m_pending << QStringList{path};
     if (!m_loader->isLoading())
         startNextLoad();
 }
@@ -209,13 +220,14 @@ void MainWindow::startNextLoad()
 {
     if (m_pending.isEmpty())
         return;
-    const QString path = m_pending.takeFirst();
-    m_progressLabel->setText(tr("Opening %1").arg(QFileInfo(path).fileName()));
+    const QStringList paths = m_pending.takeFirst();
+    const QString shown = paths.size() > 1 ? tr("%n file(s)", nullptr, int(paths.size())) : QFileInfo(paths.front()).fileName();
+    m_progressLabel->setText(tr("Opening %1").arg(shown));
     m_progressBar->setValue(0);
     m_cancelButton->show();
     m_progress->show();
-    statusBar()->showMessage(tr("Opening %1…").arg(QDir::toNativeSeparators(path)));
-    m_loader->start(path);
+    statusBar()->showMessage(tr("Opening %1…").arg(QDir::toNativeSeparators(paths.join(QStringLiteral(", ")))));
+    m_loader->start(paths);
 }
 
 void MainWindow::cancelLoading()

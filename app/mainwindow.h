@@ -33,8 +33,9 @@ public:
     explicit MainWindow(QWidget *parent = nullptr);
     ~MainWindow() override;
 
-    // Loads in a worker; several files load one after another, the last one
-    // that loads stays shown.
+    // Loads in a worker; several files load one after another (the last one
+    // that loads stays shown), except Kineto traces, which open together as
+    // the ranks of one run.
     void openFiles(const QStringList &paths);
     void openFile(const QString &path);
     // Shows a document loaded elsewhere (headless --screenshot).
@@ -113,7 +114,7 @@ private:
 
     RecentFiles m_recent;
     DocumentLoader *m_loader = nullptr;
-    QStringList m_pending;
+    QList<QStringList> m_pending; // each: one file, or the ranks of one run
     QFutureWatcher<int> *m_demo = nullptr;
     std::shared_ptr<const Document> m_document;
 

@@ -308,6 +308,28 @@ private slots:
             QVERIFY2(!QImage(out.filePath(QString::fromLatin1(table))).isNull(), table);
     }
 
+    // Kineto traces opened together are the ranks of one run.
+    void rankFilesOpenAsOneRun()
+    {
+        const QString dir = QStringLiteral(FUSESCOPE_TESTDATA_DIR "/kineto/param/dlrm_kineto/");
+        const QStringList ranks{dir + "worker0_step_12.1694128201545.pt.trace.json",
+                                dir + "worker1_step_12.1694128201556.pt.trace.json"};
+        if (!QFileInfo::exists(ranks.front()))
+            QSKIP("../shared/testdata is absent");
+        MainWindow w;
+        w.show();
+        QSignalSpy shown(&w, &MainWindow::documentShown);
+        w.openFiles(ranks);
+        QVERIFY(shown.wait(60000));
+        QCOMPARE(shown.count(), 1);
+        const profiler::Run &run = w.document()->trace->runs.front();
+        std::set<int64_t> pids;
+        for (const profiler::Track &t : run.tracks)
+            pids.insert(t.pid);
+        QVERIFY2(pids.count(0) && pids.count(1), "a process group per rank");
+        QVERIFY(QString::fromStdString(w.document()->title).startsWith(QLatin1String("2 files")));
+    }
+
     void screenshotsHaveRealContent()
     {
         QTemporaryDir out;
