@@ -188,15 +188,14 @@ void loadRunEvents(const Load &load, Document &doc, profiler::TraceReader &reade
         throw Cancelled{};
     load.checkCancel();
     load.report(0.35, QT_TRANSLATE_NOOP("fusescope", "computing statistics"));
-    const profiler::RunStatistics stats = profiler::computeStatistics(*trace, trace->runs.back());
-    for (const profiler::NodeStats &n : stats.nodes)
-        doc.nodeTimeNs[n.id] += n.timeNs;
-    for (const profiler::KernelStats &k : stats.kernels)
-        doc.kernelTimeNs[k.name] += double(k.time.totalNs);
-    for (const std::string &w : stats.warnings)
-        doc.notes.push_back(w);
     doc.profiled = trace->runs.back().summary.events > 0 || !trace->runs.back().events.empty();
-    doc.trace = std::move(trace);
+    setRecordedRun(doc, std::move(trace));
+    for (const profiler::NodeStats &n : doc.stats->nodes)
+        doc.nodeTimeNs[n.id] += n.timeNs;
+    for (const profiler::KernelStats &k : doc.stats->kernels)
+        doc.kernelTimeNs[k.name] += double(k.time.totalNs);
+    for (const std::string &w : doc.stats->warnings)
+        doc.notes.push_back(w);
 }
 
 std::shared_ptr<Document> loadTrace(const Load &load)
@@ -297,7 +296,8 @@ std::shared_ptr<Document> loadImported(const Load &load)
                  trace->runs.front().info.name;
     if (!trace->runs.front().summary.complete)
         doc->notes.push_back(load.name + " is incomplete: its times cover what the file holds");
-    doc->trace = std::make_shared<const profiler::Trace>(std::move(*trace));
+    load.report(0.9, QT_TRANSLATE_NOOP("fusescope", "computing statistics"));
+    setRecordedRun(*doc, std::make_shared<const profiler::Trace>(std::move(*trace)));
     return doc;
 }
 

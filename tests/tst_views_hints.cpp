@@ -32,7 +32,7 @@ kernel long 0 990
 std::shared_ptr<const Document> documentOf(Trace trace)
 {
     auto doc = std::make_shared<Document>();
-    doc->trace = std::make_shared<const Trace>(std::move(trace));
+    setRecordedRun(*doc, std::make_shared<const Trace>(std::move(trace)));
     return doc;
 }
 

@@ -36,7 +36,7 @@ const QString kKineto = QStringLiteral(
 std::shared_ptr<const Document> documentOf(profiler::Trace trace)
 {
     auto doc = std::make_shared<Document>();
-    doc->trace = std::make_shared<const profiler::Trace>(std::move(trace));
+    setRecordedRun(*doc, std::make_shared<const profiler::Trace>(std::move(trace)));
     return doc;
 }
 
@@ -175,7 +175,7 @@ void TestStats::models()
     StatsTableModel *all[] = {&ops, &kernels, &copies, &nodes};
     StatsTableModel *model = all[tab];
     QAbstractItemModelTester tester(model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-    model->setStatistics(computeStatsData(*doc->trace));
+    model->setStatistics(statsDataOf(*doc));
     QCOMPARE(size_t(model->rowCount()), expectedRows(stats, StatsView::Tab(tab)));
     model->setStatistics(nullptr);
     QCOMPARE(model->rowCount(), 0);

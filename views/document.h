@@ -4,6 +4,8 @@
 // Built once by a loader in a worker thread, immutable after, shared by every
 // view through a shared_ptr<const Document>.
 
+#include "profiler/hints.h"
+#include "profiler/statistics.h"
 #include "profiler/trace.h"
 #include "views/stagegraph.h"
 
@@ -28,6 +30,10 @@ struct Document {
     // The shown run's events, for the timeline: the trace's only run (index 0).
     // Null for an ONNX model, which has run nothing.
     std::shared_ptr<const profiler::Trace> trace;
+    // Run 0's statistics and hints, computed once with the load (in its worker)
+    // for every view that shows them; null / empty without a trace.
+    std::shared_ptr<const profiler::RunStatistics> stats;
+    std::vector<profiler::Hint> hints;
     std::vector<std::string> notes; // what the user should know: "run 0 was cut short"
     // False for a loader's preview: the captured graph only, the rest still coming.
     bool complete = true;
@@ -62,5 +68,9 @@ struct Document {
         return ns;
     }
 };
+
+// Sets `trace` and computes its run 0's statistics and hints (none for a trace
+// without runs): what a loader does in its worker thread.
+void setRecordedRun(Document &doc, std::shared_ptr<const profiler::Trace> trace);
 
 } // namespace fusescope

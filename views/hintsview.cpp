@@ -80,14 +80,12 @@ HintsView::~HintsView() = default;
 void HintsView::setDocument(std::shared_ptr<const Document> document)
 {
     m_document = std::move(document);
-    const profiler::Trace *trace = m_document ? m_document->trace.get() : nullptr;
-    if (!trace || trace->runs.empty()) {
+    if (!m_document || !m_document->stats) {
         m_model->setHints({});
         showEmpty(tr("This file holds no recorded run"));
         return;
     }
-    const profiler::Run &run = trace->runs.front();
-    m_model->setHints(profiler::computeHints(*trace, run, profiler::computeStatistics(*trace, run)));
+    m_model->setHints(m_document->hints); // computed with the load, off the GUI thread
     if (m_model->rowCount() == 0) {
         showEmpty(tr("No rule's threshold was crossed — nothing to fix here"));
         return;

@@ -1,5 +1,7 @@
 #include "views/statsmodels.h"
 
+#include "views/document.h"
+
 #include "views/timelinemodel.h"
 
 #include <cmath>
@@ -78,13 +80,13 @@ std::unordered_map<std::string, LaunchShape> mostCommonLaunchShapes(const profil
     return shapes;
 }
 
-std::shared_ptr<const StatsData> computeStatsData(const profiler::Trace &trace)
+std::shared_ptr<const StatsData> statsDataOf(const Document &doc)
 {
     auto data = std::make_shared<StatsData>();
-    if (trace.runs.empty())
+    if (!doc.stats)
         return data;
-    data->stats = profiler::computeStatistics(trace, trace.runs[0]);
-    data->launchShapes = mostCommonLaunchShapes(trace, trace.runs[0]);
+    data->stats = *doc.stats;
+    data->launchShapes = mostCommonLaunchShapes(*doc.trace, doc.trace->runs[0]);
     return data;
 }
 

@@ -16,6 +16,8 @@
 
 namespace fusescope {
 
+struct Document;
+
 // The launch shape seen most often for one kernel name.
 struct LaunchShape {
     std::array<int32_t, 3> grid = {0, 0, 0};
@@ -28,9 +30,9 @@ struct StatsData {
     std::unordered_map<std::string, LaunchShape> launchShapes; // by kernel name
 };
 
-// Statistics of run 0 of `trace`, plus each kernel's most common grid/block.
-// O(n log n) over the events; synchronous callers should keep to ~100k events.
-std::shared_ptr<const StatsData> computeStatsData(const profiler::Trace &trace);
+// The document's run statistics (computed with the load), plus each kernel's
+// most common grid/block: one pass over the events.
+std::shared_ptr<const StatsData> statsDataOf(const Document &doc);
 std::unordered_map<std::string, LaunchShape> mostCommonLaunchShapes(const profiler::Trace &trace,
                                                                     const profiler::Run &run);
 

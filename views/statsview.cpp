@@ -119,8 +119,7 @@ QTableView *StatsView::createTable(Tab tab, StatsTableModel *model)
 void StatsView::setDocument(std::shared_ptr<const Document> document)
 {
     m_document = std::move(document);
-    const bool hasRun = m_document && m_document->trace && !m_document->trace->runs.empty();
-    setStatistics(hasRun ? computeStatsData(*m_document->trace) : nullptr);
+    setStatistics(m_document && m_document->stats ? statsDataOf(*m_document) : nullptr);
 }
 
 void StatsView::setStatistics(std::shared_ptr<const StatsData> data)

@@ -30,9 +30,8 @@ public:
     explicit StatsView(QWidget *parent = nullptr);
     ~StatsView() override;
 
-    // Computes the statistics of the trace's run 0 synchronously: about
-    // 100 ms per 100k events. Larger traces should move computeStatsData to
-    // a worker and hand the result to setStatistics.
+    // Shows the document's run statistics, computed with the load in its
+    // worker; only each kernel's most common grid/block is found here.
     void setDocument(std::shared_ptr<const Document> document);
     void setStatistics(std::shared_ptr<const StatsData> data);
 
