@@ -198,6 +198,36 @@ void loadRunEvents(const Load &load, Document &doc, profiler::TraceReader &reade
         doc.notes.push_back(w);
 }
 
+// The eager run a compiled run is compared with: the nearest one before it, else after it; -1 when none.
+int eagerCounterpart(const std::vector<RunListing> &runs, int compiled)
+{
+    if (runs[size_t(compiled)].info.mode != "compiled")
+        return -1;
+    int best = -1;
+    for (int i = 0; i < int(runs.size()); ++i) {
+        if (runs[size_t(i)].info.mode == "eager" && (best < 0 || i < compiled))
+            best = i;
+    }
+    return best;
+}
+
+// The eager run of a `--compare` file, for the Compare view: events, statistics and hints.
+void loadBaseline(const Load &load, Document &doc, profiler::TraceReader &reader, int run)
+{
+    const int eager = eagerCounterpart(reader.runs(), run);
+    if (eager < 0)
+        return;
+    load.report(0.35, QT_TRANSLATE_NOOP("fusescope", "reading the eager run"));
+    auto trace = std::make_shared<profiler::Trace>();
+    if (!reader.loadRun(eager, *trace, {{}, load.cancelFlag()}))
+        throw Cancelled{};
+    auto baseline = std::make_shared<Document>();
+    baseline->path = load.file;
+    baseline->title = runLabel(eager, reader.runs()[size_t(eager)].info.name);
+    setRecordedRun(*baseline, std::move(trace));
+    doc.baseline = std::move(baseline);
+}
+
 std::shared_ptr<Document> loadTrace(const Load &load)
 {
     load.report(0, QT_TRANSLATE_NOOP("fusescope", "reading trace"));
@@ -208,6 +238,7 @@ std::shared_ptr<Document> loadTrace(const Load &load)
     doc->title = (listing.info.model.empty() ? load.name : listing.info.model) + ", " + runLabel(run, listing.info.name);
     addRunNotes(*doc, reader.runs(), run);
     loadRunEvents(load, *doc, reader, run);
+    loadBaseline(load, *doc, reader, run);
     load.preview(*doc, runLabel(run, listing.info.name) + ", ");
     parseGraphs(load, *doc, runLabel(run, listing.info.name) + ", ", 0.4, 1.0);
     return doc;

@@ -119,6 +119,8 @@ void MainWindow::createActions()
     m_exportAction->setObjectName(QStringLiteral("actionExportGraph"));
     m_exportAction->setEnabled(false);
 
+    createCompareAction(file);
+
     file->addSeparator();
     QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);

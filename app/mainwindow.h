@@ -18,10 +18,14 @@ class QTabWidget;
 namespace fusescope {
 
 class CodeView;
+class CompareView;
 class EmptyStateWidget;
 class GraphView;
 class Inspector;
 class HintsView;
+class MemoryView;
+class RangeStatsView;
+class SqlConsole;
 class StageNavigator;
 class StatsView;
 class TimelineView;
@@ -30,6 +34,9 @@ class MainWindow : public QMainWindow
 {
     Q_OBJECT
 public:
+    // The tabs of the central area, in order.
+    enum CentralTab { GraphsTab, StageTab, TimelineTab, MemoryTab, CompareTab };
+
     explicit MainWindow(QWidget *parent = nullptr);
     ~MainWindow() override;
 
@@ -38,6 +45,9 @@ public:
     // the ranks of one run.
     void openFiles(const QStringList &paths);
     void openFile(const QString &path);
+    // Loads `path` in a worker and compares its run (as the first side) with
+    // the shown one in the Compare tab.
+    void compareWith(const QString &path);
     // Shows a document loaded elsewhere (headless --screenshot).
     void setDocument(std::shared_ptr<const Document> document);
     std::shared_ptr<const Document> document() const { return m_document; }
@@ -60,6 +70,10 @@ public:
     TimelineView *timeline() const { return m_timeline; }
     StatsView *statsView() const { return m_statsView; }
     HintsView *hintsView() const { return m_hintsView; }
+    MemoryView *memoryView() const { return m_memoryView; }
+    CompareView *compareView() const { return m_compareView; }
+    SqlConsole *sqlConsole() const { return m_sqlConsole; }
+    RangeStatsView *rangeStatsView() const { return m_rangeStats; }
     QTabWidget *graphTabs() const { return m_tabs; }
 
 signals:
@@ -75,6 +89,7 @@ public slots:
 protected:
     // The file chooser; a seam so tests drive File > Open without a modal dialog.
     virtual QStringList chooseFilesToOpen();
+    virtual QString chooseFileToCompare();
     virtual QString chooseExportFile(const QString &suggestedName);
     void closeEvent(QCloseEvent *event) override;
     void dragEnterEvent(QDragEnterEvent *event) override;
@@ -82,7 +97,12 @@ protected:
 
 private:
     void createViews();
+    void createAnalysisViews();
     void createDocks();
+    void createCompareAction(QMenu *file);
+    void connectAnalysisViews();
+    void showAnalysisViews();
+    void showEvents(const QString &name);
     void createActions();
     void createViewMenu();
     void createStatusBar();
@@ -98,8 +118,12 @@ private:
     void showTimeline();
     bool renderGraphViews(const QString &dir, QStringList &written, QString *error);
     bool renderTimeline(const QString &dir, QStringList &written, QString *error);
+    bool renderAnalysisViews(const QString &dir, QStringList &written, QString *error);
     void showRangeStatistics(int64_t t0, int64_t t1);
     void showEvidence(const std::vector<profiler::EventId> &events, const std::vector<int> &nodes);
+    void onTimelineEventSelected(int run, profiler::EventId id);
+    void followKernel(const QString &kernel);
+    void followCapturedNode(int nodeId);
     void onCapturedNodeSelected(int nodeId);
     void onFusedNodeSelected(int nodeId);
     void onStageNodeSelected(int nodeId);
@@ -117,6 +141,7 @@ private:
     QList<QStringList> m_pending; // each: one file, or the ranks of one run
     QFutureWatcher<int> *m_demo = nullptr;
     std::shared_ptr<const Document> m_document;
+    bool m_following = false; // views are following a selection made elsewhere
 
     QStackedWidget *m_stack = nullptr;
     EmptyStateWidget *m_emptyState = nullptr;
@@ -130,11 +155,17 @@ private:
     Inspector *m_inspector = nullptr;
     StatsView *m_statsView = nullptr;
     HintsView *m_hintsView = nullptr;
+    MemoryView *m_memoryView = nullptr;
+    CompareView *m_compareView = nullptr;
+    SqlConsole *m_sqlConsole = nullptr;
+    RangeStatsView *m_rangeStats = nullptr;
+    DocumentLoader *m_compareLoader = nullptr;
     QList<QDockWidget *> m_docks;
 
     QAction *m_openAction = nullptr;
     QAction *m_exportAction = nullptr;
     QAction *m_heatAction = nullptr;
+    QAction *m_compareAction = nullptr;
     QMenu *m_recentMenu = nullptr;
     QWidget *m_progress = nullptr;
     QProgressBar *m_progressBar = nullptr;

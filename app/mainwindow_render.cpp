@@ -4,9 +4,11 @@
 #include "app/mainwindow.h"
 
 #include "views/codeview.h"
+#include "views/compareview.h"
 #include "views/graphview.h"
 #include "views/hintsview.h"
 #include "views/inspector.h"
+#include "views/memoryview.h"
 #include "views/stagenavigator.h"
 #include "views/statsview.h"
 #include "views/timelineview.h"
@@ -15,6 +17,7 @@
 #include <QDeadlineTimer>
 #include <QDir>
 #include <QDockWidget>
+#include <QElapsedTimer>
 #include <QTabWidget>
 #include <QThread>
 
@@ -22,6 +25,7 @@ namespace fusescope {
 namespace {
 
 constexpr int kLayoutWaitMs = 120000;
+constexpr int kCompareWaitMs = 30000;
 
 bool waitForLayouts(std::initializer_list<GraphView *> views)
 {
@@ -103,7 +107,7 @@ QStringList MainWindow::renderViews(const QString &dir, QString *error)
     }
     if (m_document->hasGraphs() && !renderGraphViews(dir, written, error))
         return {};
-    if (m_document->trace && !renderTimeline(dir, written, error))
+    if (m_document->trace && (!renderTimeline(dir, written, error) || !renderAnalysisViews(dir, written, error)))
         return {};
     return written;
 }
@@ -114,7 +118,7 @@ bool MainWindow::renderGraphViews(const QString &dir, QStringList &written, QStr
         *error = tr("laying out the graphs of %1 took longer than %2 s").arg(QString::fromStdString(m_document->path)).arg(kLayoutWaitMs / 1000);
         return false;
     }
-    m_tabs->setCurrentIndex(0);
+    m_tabs->setCurrentIndex(GraphsTab);
     if (const StageGraph *captured = m_capturedView->graph()) {
         const int node = interestingNode(*m_document, *captured);
         if (node >= 0) {
@@ -136,7 +140,7 @@ bool MainWindow::renderGraphViews(const QString &dir, QStringList &written, QStr
         m_codeView->selectKernel(interestingKernel(*m_document, *fused));
     const int fuse = m_document->stageIndex("fuse");
     m_navigator->selectStage(fuse >= 0 ? fuse : 0);
-    m_tabs->setCurrentIndex(1);
+    m_tabs->setCurrentIndex(StageTab);
     waitForLayouts({m_stageView});
     QCoreApplication::processEvents();
     if (!save(this, QDir(dir).filePath(QStringLiteral("stages.png")), written, error))
@@ -153,7 +157,7 @@ bool MainWindow::renderGraphViews(const QString &dir, QStringList &written, QStr
 // the Inspector shows it.
 bool MainWindow::renderTimeline(const QString &dir, QStringList &written, QString *error)
 {
-    m_tabs->setCurrentIndex(2);
+    m_tabs->setCurrentIndex(TimelineTab);
     const profiler::Run &run = m_document->trace->runs.front();
     profiler::EventId longest;
     auto better = [&run, &longest](uint32_t i) {
@@ -186,6 +190,39 @@ bool MainWindow::renderTimeline(const QString &dir, QStringList &written, QStrin
     const bool hints = stats && save(m_hintsView, QDir(dir).filePath(QStringLiteral("hints.png")), written, error);
     resizeDocks({m_docks[3]}, {240}, Qt::Vertical);
     return hints;
+}
+
+// memory.png with the live allocations at the peak, compare.png when the
+// file holds two runs to compare.
+bool MainWindow::renderAnalysisViews(const QString &dir, QStringList &written, QString *error)
+{
+    m_tabs->setCurrentIndex(MemoryTab);
+    if (m_document->stats) {
+        for (const profiler::MemoryStats &m : m_document->stats->memory) {
+            if (m.peakAllocated > 0) {
+                m_memoryView->setDevice(m.device);
+                m_memoryView->selectTime(m.peakAllocatedTime);
+                break;
+            }
+        }
+    }
+    QCoreApplication::processEvents();
+    if (!save(m_memoryView, QDir(dir).filePath(QStringLiteral("memory.png")), written, error))
+        return false;
+    if (!m_document->baseline)
+        return true;
+    m_tabs->setCurrentIndex(CompareTab);
+    QElapsedTimer wait;
+    wait.start();
+    while (m_compareView->isBusy() && wait.elapsed() < kCompareWaitMs)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    if (m_compareView->isBusy()) {
+        *error = tr("comparing the runs of %1 took longer than %2 s")
+                     .arg(QString::fromStdString(m_document->path))
+                     .arg(kCompareWaitMs / 1000);
+        return false;
+    }
+    return save(m_compareView, QDir(dir).filePath(QStringLiteral("compare.png")), written, error);
 }
 
 } // namespace fusescope

@@ -6,11 +6,15 @@
 #include "app/mainwindow.h"
 
 #include "views/codeview.h"
+#include "views/compareview.h"
 #include "views/emptystatewidget.h"
 #include "views/graphdiff.h"
 #include "views/graphexport.h"
 #include "views/graphview.h"
 #include "views/inspector.h"
+#include "views/memoryview.h"
+#include "views/rangestatsview.h"
+#include "views/sqlconsole.h"
 #include "views/heatlegend.h"
 #include "views/hintsview.h"
 #include "views/stagenavigator.h"
@@ -62,16 +66,6 @@ std::vector<int> kernelMates(const StageGraph &graph, const std::vector<int> &no
     return out;
 }
 
-std::vector<int> originsOf(const StageGraph &graph, const std::vector<int> &nodeIds)
-{
-    std::vector<int> out;
-    for (int id : nodeIds) {
-        if (const GraphNode *n = graph.find(id))
-            out.insert(out.end(), n->origins.begin(), n->origins.end());
-    }
-    return out;
-}
-
 } // namespace
 
 void MainWindow::createViews()
@@ -95,7 +89,8 @@ void MainWindow::createViews()
     m_tabs->addTab(split, tr("Before / after fusion"));
     m_tabs->addTab(m_stageView, tr("Stage"));
     m_tabs->addTab(m_timeline, tr("Timeline"));
-    m_tabs->setTabToolTip(2, tr("Every CPU thread, GPU stream, compile stage and memory counter of the run over time "
+    createAnalysisViews();
+    m_tabs->setTabToolTip(TimelineTab, tr("Every CPU thread, GPU stream, compile stage and memory counter of the run over time "
                                 "(Ctrl+wheel or W/S zoom, drag or A/D pan, Shift-drag a range, Ctrl+F find)"));
     m_tabs->setTabToolTip(0, tr("The captured graph beside the fused one; selecting a node in one highlights its "
                                 "counterpart in the other"));
@@ -120,10 +115,15 @@ void MainWindow::createDocks()
     QDockWidget *hints = makeDock(this, tr("Hints"), QStringLiteral("hintsDock"), m_hintsView);
     tabifyDockWidget(code, stats);
     tabifyDockWidget(stats, hints);
+    QDockWidget *sql = makeDock(this, tr("SQL"), QStringLiteral("sqlDock"), m_sqlConsole);
+    sql->setToolTip(tr("Read-only SQL over the open trace's store"));
+    tabifyDockWidget(hints, sql);
+    QDockWidget *range = makeDock(this, tr("Range"), QStringLiteral("rangeDock"), m_rangeStats);
+    tabifyDockWidget(sql, range);
     code->raise();
     resizeDocks({stages, inspector}, {400, 320}, Qt::Horizontal);
     resizeDocks({code}, {240}, Qt::Vertical);
-    m_docks = {stages, code, inspector, stats, hints}; // code stays at [1]: renderViews and kernelActivated use it
+    m_docks = {stages, code, inspector, stats, hints, sql, range}; // code stays at [1]: renderViews and kernelActivated use it
 }
 
 void MainWindow::createViewMenu()
@@ -196,17 +196,12 @@ void MainWindow::connectSelection()
     connect(m_navigator, &StageNavigator::decisionActivated, this, &MainWindow::onDecisionActivated);
     connect(m_codeView, &CodeView::kernelSelected, this, &MainWindow::onKernelSelected);
     connect(m_inspector, &Inspector::nodeActivated, this, &MainWindow::goToNode);
-    connect(m_timeline, &TimelineView::eventSelected, this, [this](int run, profiler::EventId id) {
-        m_inspector->showEvent(m_document, run, id);
-    });
+    connect(m_timeline, &TimelineView::eventSelected, this, &MainWindow::onTimelineEventSelected);
     connect(m_timeline, &TimelineView::rangeSelected, this, &MainWindow::showRangeStatistics);
-    connect(m_statsView, &StatsView::eventsRequested, this, [this](const QString &name, int) {
-        m_tabs->setCurrentIndex(2);
-        if (m_timeline->find(name) > 0)
-            m_timeline->findNext();
-    });
+    connect(m_statsView, &StatsView::eventsRequested, this, [this](const QString &name) { showEvents(name); });
     connect(m_statsView, &StatsView::nodeRequested, this, [this](int nodeId) { goToNode(captureStage(), nodeId); });
     connect(m_hintsView, &HintsView::evidenceSelected, this, &MainWindow::showEvidence);
+    connectAnalysisViews();
 }
 
 void MainWindow::disconnectViews()
@@ -215,7 +210,8 @@ void MainWindow::disconnectViews()
     // MainWindow: what they emit on the way out must not reach its slots.
     for (QObject *view : std::initializer_list<QObject *>{m_capturedView, m_fusedView, m_stageView, m_navigator,
                                                           m_codeView, m_inspector, m_loader, m_timeline,
-                                                          m_statsView, m_hintsView})
+                                                          m_statsView, m_hintsView, m_memoryView, m_compareView,
+                                                          m_sqlConsole, m_compareLoader, m_rangeStats})
         disconnect(view, nullptr, this, nullptr);
 }
 
@@ -248,10 +244,11 @@ void MainWindow::setDocument(std::shared_ptr<const Document> document)
     if (m_document->complete) { // the statistics and hints of a preview would only be replaced
         m_statsView->setDocument(m_document);
         m_hintsView->setDocument(m_document);
+        showAnalysisViews();
     }
     m_exportAction->setEnabled(true);
     if (m_stack->currentWidget() != m_tabs || m_document->complete == false)
-        m_tabs->setCurrentIndex(m_document->hasGraphs() ? 0 : 2);
+        m_tabs->setCurrentIndex(m_document->hasGraphs() ? GraphsTab : TimelineTab);
     m_stack->setCurrentWidget(m_tabs);
     statusBar()->showMessage(m_document->complete ? tr("Opened %1: %2").arg(name, QString::fromStdString(m_document->title))
                                                   : tr("Opening %1: the captured graph, while the rest loads").arg(name));
@@ -270,7 +267,7 @@ void MainWindow::showTimeline()
         m_timeline->setTrace(m_document->trace, 0);
     else
         m_timeline->setTrace(nullptr, 0);
-    m_tabs->setTabEnabled(2, m_document->trace != nullptr);
+    m_tabs->setTabEnabled(TimelineTab, m_document->trace != nullptr);
 }
 
 void MainWindow::showRangeStatistics(int64_t t0, int64_t t1)
@@ -281,6 +278,8 @@ void MainWindow::showRangeStatistics(int64_t t0, int64_t t1)
         top << QStringLiteral("%1 ×%2 %3 %").arg(QString::fromStdString(rows[i].name)).arg(rows[i].count)
                    .arg(rows[i].percent, 0, 'f', 1);
     statusBar()->showMessage(tr("Range %1: %2").arg(formatDuration(double(t1 - t0)), top.join(QStringLiteral(", "))));
+    m_rangeStats->showRange(m_timeline->model(), t0, t1);
+    m_docks[6]->raise();
 }
 
 // A hint's evidence: its events framed on the timeline, its nodes lit in the captured graph.
@@ -294,7 +293,7 @@ void MainWindow::showEvidence(const std::vector<profiler::EventId> &events, cons
             t0 = std::min(t0, run.event(id).start);
             t1 = std::max(t1, run.event(id).end());
         }
-        m_tabs->setCurrentIndex(2);
+        m_tabs->setCurrentIndex(TimelineTab);
         m_timeline->zoomToRange(t0, std::max(t1, t0 + 1));
         m_timeline->selectEvent(events.front());
         m_inspector->showEvent(m_document, 0, events.front());
@@ -302,7 +301,7 @@ void MainWindow::showEvidence(const std::vector<profiler::EventId> &events, cons
     if (!nodes.empty() && m_capturedView->graph()) {
         m_capturedView->highlightNodes(nodes);
         if (events.empty())
-            m_tabs->setCurrentIndex(0);
+            m_tabs->setCurrentIndex(GraphsTab);
     }
 }
 
@@ -332,7 +331,7 @@ void MainWindow::showStage(int index)
     m_stageView->setTitle(tr("Stage %1: %2").arg(index).arg(QString::fromStdString(stage.name)));
     m_stageView->setStage(m_document, index, std::move(marks));
     if (m_tabs->currentIndex() != 1 && m_navigator->hasFocus())
-        m_tabs->setCurrentIndex(1);
+        m_tabs->setCurrentIndex(StageTab);
 }
 
 void MainWindow::onCapturedNodeSelected(int nodeId)
@@ -346,6 +345,7 @@ void MainWindow::onCapturedNodeSelected(int nodeId)
     const std::vector<int> lit = kernelMates(*fused, fused->nodesWithOrigins({nodeId}));
     m_fusedView->highlightNodes(lit);
     m_capturedView->highlightNodes({});
+    followCapturedNode(nodeId);
 }
 
 void MainWindow::onFusedNodeSelected(int nodeId)
@@ -357,10 +357,12 @@ void MainWindow::onFusedNodeSelected(int nodeId)
     if (!fused)
         return;
     const std::vector<int> mates = kernelMates(*fused, {nodeId});
-    m_capturedView->highlightNodes(originsOf(*fused, mates));
+    m_capturedView->highlightNodes(fused->originsOf(mates));
     m_fusedView->highlightNodes({});
-    if (const GraphNode *n = fused->find(nodeId); n && !n->kernel.empty())
+    if (const GraphNode *n = fused->find(nodeId); n && !n->kernel.empty()) {
         m_codeView->selectKernel(QString::fromStdString(n->kernel));
+        followKernel(QString::fromStdString(n->kernel));
+    }
 }
 
 void MainWindow::onStageNodeSelected(int nodeId)
@@ -374,8 +376,9 @@ void MainWindow::onKernelSelected(const QString &kernel, const QList<int> &nodeI
     const std::vector<int> ids(nodeIds.begin(), nodeIds.end());
     m_fusedView->highlightNodes(ids);
     if (const StageGraph *fused = m_fusedView->graph())
-        m_capturedView->highlightNodes(originsOf(*fused, ids));
+        m_capturedView->highlightNodes(fused->originsOf(ids));
     statusBar()->showMessage(tr("Kernel %1: %n node(s)", nullptr, int(ids.size())).arg(kernel), 5000);
+    followKernel(kernel);
 }
 
 void MainWindow::onDecisionActivated(const QStringList &nodeNames)
@@ -389,7 +392,7 @@ void MainWindow::onDecisionActivated(const QStringList &nodeNames)
             ids.push_back(n->id);
     }
     m_stageView->highlightNodes(ids);
-    m_tabs->setCurrentIndex(1);
+    m_tabs->setCurrentIndex(StageTab);
 }
 
 void MainWindow::goToNode(int stage, int nodeId)

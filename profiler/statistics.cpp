@@ -29,6 +29,26 @@ void TransferStats::add(const Event &event)
     totalNs += event.duration;
 }
 
+std::optional<std::vector<int>> parseOrigins(std::string_view text)
+{
+    std::vector<int> ids;
+    const char *p = text.data();
+    const char *end = p + text.size();
+    while (p < end) {
+        while (p < end && *p == ' ')
+            ++p;
+        int id = 0;
+        auto [next, ec] = std::from_chars(p, end, id);
+        if (ec != std::errc() || (next < end && *next != ','))
+            return std::nullopt;
+        ids.push_back(id);
+        p = next == end ? end : next + 1;
+    }
+    if (ids.empty())
+        return std::nullopt;
+    return ids;
+}
+
 const EventArgs *argsOf(const Run &run, const Event &event)
 {
     return event.args.valid() && event.args.value < run.args.size() ? &run.args[event.args.value] : nullptr;
@@ -64,27 +84,6 @@ template <typename Row, typename Key>
 void sortDescending(std::vector<Row> &rows, Key key)
 {
     std::stable_sort(rows.begin(), rows.end(), [&](const Row &a, const Row &b) { return key(a) > key(b); });
-}
-
-// "3,5,9" -> {3, 5, 9}; nothing when the text is not such a list.
-std::optional<std::vector<int>> parseOrigins(std::string_view text)
-{
-    std::vector<int> ids;
-    const char *p = text.data();
-    const char *end = p + text.size();
-    while (p < end) {
-        while (p < end && *p == ' ')
-            ++p;
-        int id = 0;
-        auto [next, ec] = std::from_chars(p, end, id);
-        if (ec != std::errc() || (next < end && *next != ','))
-            return std::nullopt;
-        ids.push_back(id);
-        p = next == end ? end : next + 1;
-    }
-    if (ids.empty())
-        return std::nullopt;
-    return ids;
 }
 
 // Node names of the captured graphs. A graph break makes several capture

@@ -7,7 +7,9 @@
 #include "profiler/trace.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fusescope::profiler {
@@ -111,6 +113,10 @@ struct RunStatistics {
     // details that are not origin lists), so partial numbers are not shown as complete.
     std::vector<std::string> warnings;
 };
+
+// A compiled kernel's detail, "3,5,9", as the captured node ids it computes;
+// nothing when the text is not such a list.
+std::optional<std::vector<int>> parseOrigins(std::string_view text);
 
 // The event's extras, or null when it has none (or its ArgsId is out of range).
 const EventArgs *argsOf(const Run &run, const Event &event);

@@ -154,6 +154,7 @@ private slots:
         }
         QVERIFY2(measured > 0, "no fused kernel of the fuse stage has a measured time");
         QVERIFY(doc->notes.empty()); // one complete run
+        QVERIFY(!doc->baseline);       // and nothing to compare it with
     }
 
     void compareTracePicksTheCompiledRun()
@@ -164,6 +165,12 @@ private slots:
         QVERIFY(anyNote(*doc, "run 0 'eager'"));
         QVERIFY(doc->profiled);
         QCOMPARE(stageNamesOf(*doc), compiler::stageNames());
+        // The eager run comes along for the Compare view, with its own statistics.
+        QVERIFY(doc->baseline && doc->baseline->trace && doc->baseline->stats);
+        QCOMPARE(doc->baseline->trace->runs.size(), size_t(1));
+        QCOMPARE(doc->baseline->trace->runs.front().info.mode, std::string("eager"));
+        QVERIFY(!doc->baseline->stats->ops.empty());
+        QVERIFY(doc->baseline->title.find("run 0 'eager'") != std::string::npos);
     }
 
     // No compile stages: no graphs, but the run's events for the timeline.

@@ -5,12 +5,17 @@
 // follows; --screenshot writes pictures with real content.
 #include "app/mainwindow.h"
 #include "views/codeview.h"
+#include "views/compareview.h"
 #include "views/graphview.h"
 #include "views/inspector.h"
 #include "views/hintsview.h"
+#include "views/memoryview.h"
+#include "views/rangestatsview.h"
+#include "views/sqlconsole.h"
 #include "views/stagenavigator.h"
 #include "views/statsview.h"
 #include "views/timelinemodel.h"
+#include "views/timelinerangestats.h"
 #include "views/timelineview.h"
 #include "fusescope_config.h"
 
@@ -169,6 +174,68 @@ private slots:
         QVERIFY(w.inspector()->value(QStringLiteral("measured time")).contains(QLatin1String("s")));
     }
 
+    // One shared selection: a kernel picked on the timeline, in the fused
+    // graph or in the code reaches every other view, without echoing back.
+    void selectionReachesEveryView()
+    {
+        MainWindow w;
+        w.show();
+        QVERIFY(openAndWait(w, m_encoderTrace));
+        const StageGraph &fused = *w.fusedView()->graph();
+        const profiler::Trace &trace = *w.document()->trace;
+        const profiler::Run &run = trace.runs.front();
+        // The last launch of a generated kernel, so "first launch" below is a different event.
+        profiler::EventId last;
+        std::string kernel;
+        for (uint32_t i = 0; i < run.events.size(); ++i) {
+            const std::string &name = trace.strings[run.events[i].name];
+            if (run.events[i].kind == profiler::EventKind::Kernel && fused.kernel(name) &&
+                (kernel.empty() || name == kernel)) {
+                last = profiler::EventId(i);
+                kernel = name;
+            }
+        }
+        QVERIFY(last.valid());
+        const QString kernelName = QString::fromStdString(kernel);
+
+        w.timeline()->selectEvent(last); // as a click does, before it tells the window
+        emit w.timeline()->eventSelected(0, last);
+        QCOMPARE(w.codeView()->currentKernel(), kernelName);
+        QCOMPARE(w.statsView()->selectedName(StatsView::KernelsTab), kernelName);
+        std::set<int> lit;
+        for (int item : w.fusedView()->highlightedItems())
+            lit.insert(item);
+        for (int id : fused.kernel(kernel)->nodes)
+            QVERIFY(lit.count(w.fusedView()->presented().itemFor(id)));
+        QVERIFY(!w.capturedView()->highlightedItems().empty()); // the kernel's origins
+        QCOMPARE(w.timeline()->selectedEvent(), last); // the code view's echo did not move it
+        QCOMPARE(w.graphTabs()->currentIndex(), int(MainWindow::GraphsTab)); // nothing switched tabs
+
+        // From the fused graph: the kernel's first launch on the timeline, its statistics row.
+        w.statsView()->selectRow(StatsView::KernelsTab, QString());
+        emit w.fusedView()->nodeSelected(fused.kernel(kernel)->nodes.front());
+        const profiler::EventId first = w.timeline()->selectedEvent();
+        QVERIFY(first.valid() && first != last);
+        QCOMPARE(QString::fromStdString(trace.strings[run.event(first).name]), kernelName);
+        QCOMPARE(w.statsView()->selectedName(StatsView::KernelsTab), kernelName);
+
+        // From the code: another kernel's launch.
+        for (const GraphKernel &k : fused.kernels) {
+            if (k.name == kernel || !w.codeView()->selectKernel(QString::fromStdString(k.name)))
+                continue;
+            const profiler::EventId id = w.timeline()->selectedEvent();
+            QVERIFY(id.valid());
+            QCOMPARE(trace.strings[run.event(id).name], k.name);
+            break;
+        }
+
+        // A captured node: its statistics row in the nodes table.
+        const GraphNode *linear = firstNodeWithTarget(*w.capturedView()->graph(), "aten.linear");
+        QVERIFY(linear);
+        emit w.capturedView()->nodeSelected(linear->id);
+        QCOMPARE(w.statsView()->selectedName(StatsView::NodesTab), QString::fromStdString(linear->name));
+    }
+
     void fusedSelectionLightsItsOrigins()
     {
         MainWindow w;
@@ -306,6 +373,59 @@ private slots:
         QVERIFY(colourVariety(image) > 40);
         for (const char *table : {"stats.png", "hints.png"})
             QVERIFY2(!QImage(out.filePath(QString::fromLatin1(table))).isNull(), table);
+    }
+
+    // A --compare recording: the Compare tab sets its eager run against the
+    // compiled one, File > Compare With… another file's run, and the Memory,
+    // Range and SQL views follow the document.
+    void compareFileFillsTheAnalysisViews()
+    {
+        const QString trace = m_dir.filePath(QStringLiteral("compare.fstrace"));
+        QString err;
+        QCOMPARE(runFusescope({QStringLiteral("profile"), QStringLiteral("mlp"), QStringLiteral("--compare"),
+                               QStringLiteral("--steps"), QStringLiteral("2"), QStringLiteral("--profile-memory"),
+                               QStringLiteral("-o"), trace},
+                              nullptr, &err),
+                 0);
+        MainWindow w;
+        w.show();
+        QVERIFY(openAndWait(w, trace));
+        QVERIFY(w.document()->baseline);
+        QTRY_VERIFY(w.compareView()->comparison() != nullptr);
+        const profiler::RunComparison &c = *w.compareView()->comparison();
+        QCOMPARE(c.baseLabel, std::string("eager"));
+        QCOMPARE(c.otherLabel, std::string("compiled"));
+        QVERIFY(!c.nodes.empty());
+        // A compared node is selected in the captured graph.
+        emit w.compareView()->nodeRequested(c.nodes.front().nodeId);
+        QCOMPARE(w.graphTabs()->currentIndex(), int(MainWindow::GraphsTab));
+        QCOMPARE(w.capturedView()->selectedNode(), c.nodes.front().nodeId);
+
+        QVERIFY(w.graphTabs()->isTabEnabled(MainWindow::MemoryTab));
+        QVERIFY(!w.memoryView()->isEmptyStateShown());
+        QVERIFY(!w.sqlConsole()->isEmptyStateShown());
+
+        const int64_t end = w.document()->trace->runs.front().summary.durationNs;
+        emit w.timeline()->rangeSelected(0, end);
+        QVERIFY(!w.rangeStatsView()->isEmptyStateShown());
+        QCOMPARE(size_t(w.rangeStatsView()->model()->rowCount()),
+                 timelineRangeStats(w.timeline()->model(), 0, end).size());
+
+        // A file's run as the first side: this file again, whose compiled run it opens on.
+        w.compareWith(trace);
+        QTRY_VERIFY_WITH_TIMEOUT(w.compareView()->comparison() != nullptr &&
+                                     w.graphTabs()->currentIndex() == MainWindow::CompareTab,
+                                 20000);
+        QCOMPARE(w.compareView()->comparison()->baseLabel, std::string("compiled"));
+        QVERIFY(!w.compareView()->comparison()->nodes.empty()); // one captured graph on both sides
+
+        QTemporaryDir out;
+        QCOMPARE(runFusescope({QStringLiteral("--screenshot"), out.path(), trace}, nullptr, &err), 0);
+        for (const char *name : {"memory.png", "compare.png"}) {
+            const QImage image(out.filePath(QString::fromLatin1(name)));
+            QVERIFY2(!image.isNull(), name);
+            QVERIFY2(colourVariety(image) > 40, name);
+        }
     }
 
     // Kineto traces opened together are the ranks of one run.

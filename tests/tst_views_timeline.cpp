@@ -5,10 +5,14 @@
 // and on a real imported Kineto trace.
 #include "profiler/importer.h"
 #include "views/timelinemodel.h"
+#include "views/rangestatsview.h"
 #include "views/timelinerangestats.h"
 #include "views/timelineview.h"
 
+#include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QSortFilterProxyModel>
+#include <QTableView>
 #include <QDir>
 #include <QFileInfo>
 #include <QImage>
@@ -171,6 +175,7 @@ private slots:
     void ticks_data();
     void ticks();
     void rangeStatistics();
+    void rangeStatisticsTable();
 
     void zoomKeys();
     void clickSelects();
@@ -384,6 +389,39 @@ void TestTimeline::rangeStatistics()
     QCOMPARE(rows[2].totalNs, int64_t(0));
     QCOMPARE(rows[2].kind, EventKind::Instant);
     QCOMPARE(timelineRangeStats(m, 60, 130, {1}).size(), size_t(2));
+}
+
+// The Range table holds the rows of timelineRangeStats, sorts by raw
+// numbers and asks for a row's events on a double-click.
+void TestTimeline::rangeStatisticsTable()
+{
+    TraceBuilder b;
+    const auto t1 = b.track(TrackKind::CpuThread, "t1");
+    b.event(t1, "long", 0, 1000);
+    for (int i = 0; i < 12; ++i)
+        b.event(t1, "short", 1000 + i * 10, 9); // 108 ns in all: as text, "108 ns" sorts above "1.000 µs"
+    TimelineModel m;
+    m.setRun(b.trace, 0);
+    RangeStatsView view;
+    QVERIFY(view.isEmptyStateShown());
+    QAbstractItemModelTester tester(view.model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    view.showRange(m, 0, 1200);
+    QVERIFY(!view.isEmptyStateShown());
+    const std::vector<RangeStatRow> expected = timelineRangeStats(m, 0, 1200);
+    QCOMPARE(view.model()->rowCount(), int(expected.size()));
+    QSortFilterProxyModel *proxy = view.proxy();
+    QCOMPARE(proxy->index(0, RangeStatsModel::NameColumn).data().toString(), QStringLiteral("long"));
+    QCOMPARE(proxy->index(0, RangeStatsModel::TotalColumn).data(RangeStatsModel::SortRole).toLongLong(), 1000);
+    QCOMPARE(proxy->index(1, RangeStatsModel::CountColumn).data().toString(), QStringLiteral("12"));
+    QCOMPARE(proxy->index(1, RangeStatsModel::TotalColumn).data(RangeStatsModel::SortRole).toLongLong(), 108);
+    QVERIFY(view.summaryText().contains(QLatin1String("2 name(s)")));
+    QSignalSpy asked(&view, &RangeStatsView::eventsRequested);
+    emit view.table()->doubleClicked(proxy->index(1, RangeStatsModel::KindColumn));
+    QCOMPARE(asked.count(), 1);
+    QCOMPARE(asked.at(0).at(0).toString(), QStringLiteral("short"));
+    view.clear();
+    QVERIFY(view.isEmptyStateShown());
+    QCOMPARE(view.model()->rowCount(), 0);
 }
 
 // ---- the widget ----

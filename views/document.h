@@ -35,6 +35,9 @@ struct Document {
     std::shared_ptr<const profiler::RunStatistics> stats;
     std::vector<profiler::Hint> hints;
     std::vector<std::string> notes; // what the user should know: "run 0 was cut short"
+    // The run the Compare view sets against the shown one: the eager run of a
+    // `--compare` file (its trace, statistics and hints, no graphs). Null when none.
+    std::shared_ptr<const Document> baseline;
     // False for a loader's preview: the captured graph only, the rest still coming.
     bool complete = true;
 

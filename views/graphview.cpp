@@ -13,7 +13,6 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QStackedWidget>
-#include <QThread>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -63,7 +62,7 @@ QString lastComponent(const std::string &module)
 } // namespace
 
 GraphView::GraphView(QWidget *parent)
-    : QWidget(parent)
+    : QWidget(parent), m_workers(this)
 {
     buildUi();
     clear(tr("No graph"));
@@ -75,9 +74,7 @@ GraphView::~GraphView()
     // GraphView: its last selectionChanged must not reach onSelectionChanged.
     disconnect(m_scene, nullptr, this, nullptr);
     cancelLayout();
-    for (QThread *t : m_threads)
-        t->wait();
-    qDeleteAll(m_threads);
+    m_workers.waitAll();
 }
 
 void GraphView::buildUi()
@@ -271,7 +268,7 @@ void GraphView::relayout(int focusNodeId)
     m_busy->show();
     emit layoutStarted(int(request.nodes.size()));
     QPointer<GraphView> self(this);
-    QThread *thread = QThread::create([self, job, request = std::move(request)] {
+    m_workers.start([self, job, request = std::move(request)] {
         LayoutResult result;
         try {
             result = computeLayout(request, &job->cancel);
@@ -286,12 +283,6 @@ void GraphView::relayout(int focusNodeId)
             },
             Qt::QueuedConnection);
     });
-    m_threads.push_back(thread);
-    connect(thread, &QThread::finished, this, [this, thread] {
-        m_threads.erase(std::remove(m_threads.begin(), m_threads.end(), thread), m_threads.end());
-        thread->deleteLater();
-    });
-    thread->start();
 }
 
 void GraphView::cancelLayout()

@@ -7,6 +7,7 @@
 #include "views/graphitems.h"
 #include "views/graphlayout.h"
 #include "views/graphpresentation.h"
+#include "views/workerthreads.h"
 
 #include <QPointer>
 #include <QWidget>
@@ -22,7 +23,6 @@ class QLineEdit;
 class QProgressBar;
 class QPushButton;
 class QStackedWidget;
-class QThread;
 
 namespace fusescope {
 
@@ -124,7 +124,7 @@ private:
 
     int m_jobCounter = 0;
     std::shared_ptr<Job> m_running;
-    std::vector<QThread *> m_threads;
+    WorkerThreads m_workers;
 
     QLabel *m_title = nullptr;
     QStackedWidget *m_stack = nullptr;

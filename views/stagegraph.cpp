@@ -194,4 +194,14 @@ std::vector<int> StageGraph::nodesWithOrigins(const std::vector<int> &originIds)
     return found;
 }
 
+std::vector<int> StageGraph::originsOf(const std::vector<int> &nodeIds) const
+{
+    std::vector<int> out;
+    for (int id : nodeIds) {
+        if (const GraphNode *n = find(id))
+            out.insert(out.end(), n->origins.begin(), n->origins.end());
+    }
+    return out;
+}
+
 } // namespace fusescope

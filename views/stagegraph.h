@@ -69,6 +69,8 @@ public:
     const GraphKernel *kernel(const std::string &name) const;
     // The nodes whose origins intersect `originIds` (ids of captured nodes).
     std::vector<int> nodesWithOrigins(const std::vector<int> &originIds) const;
+    // The origins of the given nodes, in order, repeats kept.
+    std::vector<int> originsOf(const std::vector<int> &nodeIds) const;
     // How many nodes of this graph came from captured node `origin` (0 if none):
     // a measured time is shared among them, not counted once per node.
     int originShare(int origin) const;

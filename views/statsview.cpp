@@ -1,19 +1,16 @@
 #include "views/statsview.h"
 
+#include "views/sortabletable.h"
 #include "views/statsmodels.h"
 
 #include <QApplication>
 #include <QClipboard>
-#include <QHeaderView>
-#include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
 #include <QSortFilterProxyModel>
 #include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
-
-#include <algorithm>
 
 namespace fusescope {
 
@@ -35,22 +32,6 @@ QString tabTitle(StatsView::Tab tab)
         QT_TRANSLATE_NOOP("StatsView", "Ops"), QT_TRANSLATE_NOOP("StatsView", "Kernels"),
         QT_TRANSLATE_NOOP("StatsView", "Copies"), QT_TRANSLATE_NOOP("StatsView", "Graph nodes")};
     return StatsView::tr(titles[tab]);
-}
-
-QStringList rowTexts(const QAbstractItemModel &model, int row)
-{
-    QStringList cells;
-    for (int c = 0; c < model.columnCount(); ++c)
-        cells << model.index(row, c).data().toString();
-    return cells;
-}
-
-QStringList headerTexts(const QAbstractItemModel &model)
-{
-    QStringList cells;
-    for (int c = 0; c < model.columnCount(); ++c)
-        cells << model.headerData(c, Qt::Horizontal).toString();
-    return cells;
 }
 
 } // namespace
@@ -95,25 +76,11 @@ QWidget *StatsView::createContent()
 
 QTableView *StatsView::createTable(Tab tab, StatsTableModel *model)
 {
-    auto *proxy = new QSortFilterProxyModel(this);
-    proxy->setSourceModel(model);
-    proxy->setSortRole(StatsTableModel::SortRole);
-    proxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
-    proxy->setFilterKeyColumn(0);
-    auto *view = new QTableView(m_tabs);
-    view->setModel(proxy);
-    view->setSortingEnabled(true);
-    view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    view->setSelectionMode(QAbstractItemView::ExtendedSelection);
-    view->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    view->verticalHeader()->hide();
-    view->horizontalHeader()->setStretchLastSection(true);
-    // Our Ctrl+C copies whole rows; the view's own would copy one cell.
-    view->installEventFilter(this);
-    connect(view, &QTableView::doubleClicked, this, [this, tab](const QModelIndex &i) { activateRow(tab, i); });
-    m_proxies[size_t(tab)] = proxy;
-    m_tables[size_t(tab)] = view;
-    return view;
+    const SortableTable table = createSortableTable(model, StatsTableModel::SortRole, m_tabs);
+    connect(table.view, &QTableView::doubleClicked, this, [this, tab](const QModelIndex &i) { activateRow(tab, i); });
+    m_proxies[size_t(tab)] = table.proxy;
+    m_tables[size_t(tab)] = table.view;
+    return table.view;
 }
 
 void StatsView::setDocument(std::shared_ptr<const Document> document)
@@ -182,18 +149,30 @@ void StatsView::activateRow(Tab tab, const QModelIndex &proxyIndex)
         emit nodeRequested(source.data(NodeStatsModel::NodeIdRole).toInt());
 }
 
+bool StatsView::selectRow(Tab tab, const QString &name)
+{
+    QSortFilterProxyModel *proxy = m_proxies[size_t(tab)];
+    for (int r = 0; r < proxy->rowCount(); ++r) {
+        const QModelIndex index = proxy->index(r, 0);
+        if (index.data(StatsTableModel::NameRole).toString() == name) {
+            QTableView *table = m_tables[size_t(tab)];
+            table->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+            table->scrollTo(index);
+            return true;
+        }
+    }
+    return false;
+}
+
+QString StatsView::selectedName(Tab tab) const
+{
+    const QModelIndex index = m_tables[size_t(tab)]->selectionModel()->currentIndex();
+    return index.isValid() ? index.siblingAtColumn(0).data(StatsTableModel::NameRole).toString() : QString();
+}
+
 QString StatsView::selectionAsTsv() const
 {
-    const QTableView *view = m_tables[size_t(m_tabs->currentIndex())];
-    QModelIndexList rows = view->selectionModel()->selectedRows();
-    if (rows.isEmpty())
-        return {};
-    std::sort(rows.begin(), rows.end(), [](const QModelIndex &a, const QModelIndex &b) { return a.row() < b.row(); });
-    const QAbstractItemModel &model = *view->model();
-    QStringList lines{headerTexts(model).join(QLatin1Char('\t'))};
-    for (const QModelIndex &row : rows)
-        lines << rowTexts(model, row.row()).join(QLatin1Char('\t'));
-    return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
+    return selectedRowsAsTsv(*m_tables[size_t(m_tabs->currentIndex())]);
 }
 
 void StatsView::copySelection() const
@@ -201,18 +180,6 @@ void StatsView::copySelection() const
     const QString tsv = selectionAsTsv();
     if (!tsv.isEmpty())
         QApplication::clipboard()->setText(tsv);
-}
-
-bool StatsView::eventFilter(QObject *watched, QEvent *event)
-{
-    const bool isKey = event->type() == QEvent::KeyPress || event->type() == QEvent::ShortcutOverride;
-    if (isKey && static_cast<QKeyEvent *>(event)->matches(QKeySequence::Copy)) {
-        if (event->type() == QEvent::KeyPress)
-            copySelection();
-        event->accept();
-        return event->type() == QEvent::KeyPress;
-    }
-    return QWidget::eventFilter(watched, event);
 }
 
 } // namespace fusescope

@@ -38,6 +38,11 @@ public:
     // The selected rows of the current table as TSV, header line first;
     // "" when nothing is selected.
     QString selectionAsTsv() const;
+    // Selects and shows the first row of `tab` named `name` (a node's name in
+    // the nodes tab) without switching tabs or emitting; false when none is.
+    bool selectRow(Tab tab, const QString &name);
+    // The name of `tab`'s current row, "" when none.
+    QString selectedName(Tab tab) const;
     void copySelection() const;
 
     bool isEmptyStateShown() const;
@@ -51,9 +56,6 @@ signals:
     // kind: 0 op, 1 kernel, 2 copy (name = the copy kind's name), 3 node.
     void eventsRequested(const QString &name, int kind);
     void nodeRequested(int nodeId);
-
-protected:
-    bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
     QWidget *createContent();
