@@ -72,13 +72,20 @@ int openInGui(CommandLine &cmd, const QString &trace)
 
 } // namespace
 
+int recordDemo(const QString &trace)
+{
+    return runProfileCommand({QLatin1String(kDemoModel), QStringLiteral("--compare"), QStringLiteral("--record-shapes"),
+                              QStringLiteral("--profile-memory"), QStringLiteral("-o"), trace});
+}
+
 int runDemoCommand(const QStringList &args)
 {
     CommandLine cmd(QStringLiteral("demo"), QStringLiteral("[--headless] [--out DIR]"),
                     QStringLiteral("Profiles the zoo model %1 eager and compiled into DIR/demo.fstrace (what\n"
-                                   "'fusescope profile %1 --compare' records) and opens it in the GUI. With --headless,\n"
-                                   "or when there is no display (DISPLAY and WAYLAND_DISPLAY unset), it prints the\n"
-                                   "report instead and writes a screenshot of every view to DIR/<view>.png.\n"
+                                   "'fusescope profile %1 --compare --record-shapes --profile-memory' records)\n"
+                                   "and opens it in the GUI. With --headless, or when there is no display (DISPLAY\n"
+                                   "and WAYLAND_DISPLAY unset), it prints the report instead and writes a screenshot\n"
+                                   "of every view to DIR/<view>.png.\n"
                                    "DIR defaults to a new folder demo-<date>-<time> under the cache location\n"
                                    "(%2), or ./fusescope-demo when there is none.")
                         .arg(QLatin1String(kDemoModel), QStandardPaths::writableLocation(QStandardPaths::CacheLocation)));
@@ -93,7 +100,7 @@ int runDemoCommand(const QStringList &args)
     if (!QDir().mkpath(dir))
         return cmd.badInput(QStringLiteral("%1: cannot create the folder").arg(dir));
     const QString trace = QDir(dir).filePath(QStringLiteral("demo.fstrace"));
-    if (const int rc = runProfileCommand({QLatin1String(kDemoModel), QStringLiteral("--compare"), QStringLiteral("-o"), trace}))
+    if (const int rc = recordDemo(trace))
         return rc;
     if (!p.isSet(QStringLiteral("headless")) && haveDisplay())
         return openInGui(cmd, trace);

@@ -28,5 +28,8 @@ int runReportCommand(const QStringList &args);
 int runExportCommand(const QStringList &args);
 int runDemoCommand(const QStringList &args);
 const Command *findCommand(const QString &name);
+// Records the demo into `trace` (fusescope demo and the window's "Run demo"):
+// the zoo encoder eager and compiled, with shapes and memory, so every view has something to show.
+int recordDemo(const QString &trace);
 
 } // namespace fusescope

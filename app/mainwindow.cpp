@@ -280,10 +280,8 @@ void MainWindow::runDemo()
                 reportOpenFailure(trace, tr("recording the demo failed (fusescope profile exit code %1)").arg(m_demo->result()));
         });
     }
-    // The same code path as `fusescope demo` and `fusescope profile encoder --compare`.
-    m_demo->setFuture(QtConcurrent::run([trace] {
-        return runProfileCommand({QStringLiteral("encoder"), QStringLiteral("--compare"), QStringLiteral("-o"), trace});
-    }));
+    // The same code path as `fusescope demo`.
+    m_demo->setFuture(QtConcurrent::run([trace] { return recordDemo(trace); }));
 }
 
 void MainWindow::reportOpenFailure(const QString &path, const QString &reason)

@@ -429,6 +429,11 @@ private slots:
         const std::shared_ptr<const Document> doc = loadDocument(trace);
         QVERIFY(doc && doc->profiled);
         QVERIFY2(QString::fromStdString(doc->title).contains(QLatin1String("encoder, run 1 'compiled'")), doc->title.c_str());
+        // Every view has something to show: memory was recorded, and there are two runs to compare.
+        QVERIFY(doc->stats && !doc->stats->memory.empty() && doc->stats->memory.front().peakAllocated > 0);
+        QVERIFY(doc->baseline);
+        for (const char *view : {"graph-captured.png", "timeline.png", "memory.png", "compare.png", "stats.png"})
+            QVERIFY2(QFileInfo::exists(out.filePath(QString::fromLatin1(view))), view);
     }
 
     void demoUsageErrors()

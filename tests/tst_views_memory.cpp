@@ -365,6 +365,15 @@ void TestMemory::plannedPeakOnRecording()
     QVERIFY(f.view.summaryText().contains(formatBytes(double(expected))));
     // The peak marked is the statistics' peak.
     const profiler::MemoryStats &m = *memoryOf(*m_recording, f.view.device());
+    // Set against the plan: the peak above what was live when the run began.
+    int64_t atStart = -1;
+    for (const profiler::Allocation &a : m_recording->trace->runs[0].allocations) {
+        if (a.device == f.view.device() && atStart < 0)
+            atStart = a.allocatedAfter - a.bytes;
+    }
+    QVERIFY(atStart > 0); // the parameters and inputs
+    QVERIFY2(f.view.summaryText().contains(formatBytes(double(m.peakAllocated - atStart))),
+             qPrintable(f.view.summaryText()));
     QVERIFY(f.view.chart()->peakLabel().contains(formatBytes(double(m.peakAllocated))));
     QCOMPARE(f.view.chart()->cursorTime(), m.peakAllocatedTime);
 }

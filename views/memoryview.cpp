@@ -249,14 +249,26 @@ void MemoryView::showSummary()
                        .arg(formatBytes(double(m->peakAllocated)), timeText(m->peakAllocatedTime),
                             formatBytes(double(m->peakReserved)));
     if (m_plannedPeak >= 0) {
-        text += tr(" · planned by the compiler <b>%1</b>").arg(formatBytes(double(m_plannedPeak)));
-        if (m_plannedPeak > 0)
-            text += tr(" (measured %1× the plan)").arg(double(m->peakAllocated) / double(m_plannedPeak), 0, 'f', 2);
+        // The plan covers the graph's buffers only; what was live before the
+        // run (parameters, inputs) is left out of the measured side too.
+        text += tr(" · planned by the compiler <b>%1</b>, measured above the run's start %2")
+                    .arg(formatBytes(double(m_plannedPeak)), formatBytes(double(m->peakAllocated - allocatedAtStart())));
     }
     text += QStringLiteral(" · ") + allocationCount(m_histogram->histogram().allocations);
     m_summary->setText(text);
     m_summary->setToolTip(tr("The planned peak is what the compiler's memory plan needs for the graph's buffers; "
-                             "the measured peak also holds parameters, inputs and the allocator's rounding"));
+                             "the measured peak above the run's start also holds its outputs and the allocator's "
+                             "rounding, and the peak allocated also what was live before (parameters, inputs)"));
+}
+
+// What the device's allocator held when the run began: before its first event.
+int64_t MemoryView::allocatedAtStart() const
+{
+    for (const profiler::Allocation &a : run()->allocations) {
+        if (a.device == m_device)
+            return a.allocatedAfter - a.bytes;
+    }
+    return 0;
 }
 
 QString MemoryView::summaryText() const

@@ -65,6 +65,7 @@ private:
     void showEmptyState(const QString &why);
     void fillDevices();
     void showDevice();
+    int64_t allocatedAtStart() const;
     void showSummary();
     void showLiveCaption();
     void activateRow(const QModelIndex &proxyIndex);
