@@ -99,6 +99,10 @@ public:
         try {
             return parseRoot();
         } catch (const simdjson::simdjson_error &e) {
+            // A document cut short is incomplete where it ends, whatever was being read then.
+            if (e.error() == simdjson::INCOMPLETE_ARRAY_OR_OBJECT)
+                fail("invalid JSON: the file ends inside an array or object (is it cut short?)",
+                     m_buffer.data() + m_buffer.size());
             fail(std::string("invalid JSON (") + simdjson::error_message(e.error()) + ")", errorLocation());
         }
     }
