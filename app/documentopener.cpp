@@ -224,6 +224,7 @@ void loadBaseline(const Load &load, Document &doc, profiler::TraceReader &reader
     auto baseline = std::make_shared<Document>();
     baseline->path = load.file;
     baseline->title = runLabel(eager, reader.runs()[size_t(eager)].info.name);
+    baseline->run = eager;
     setRecordedRun(*baseline, std::move(trace));
     doc.baseline = std::move(baseline);
 }
@@ -234,6 +235,7 @@ std::shared_ptr<Document> loadTrace(const Load &load)
     profiler::TraceReader reader(load.file); // its errors name the file
     auto doc = std::make_shared<Document>();
     const int run = pickRun(load, reader, doc->stages);
+    doc->run = run;
     const RunListing &listing = reader.runs()[size_t(run)];
     doc->title = (listing.info.model.empty() ? load.name : listing.info.model) + ", " + runLabel(run, listing.info.name);
     addRunNotes(*doc, reader.runs(), run);

@@ -119,6 +119,7 @@ private:
     bool renderGraphViews(const QString &dir, QStringList &written, QString *error);
     bool renderTimeline(const QString &dir, QStringList &written, QString *error);
     bool renderAnalysisViews(const QString &dir, QStringList &written, QString *error);
+    bool renderSqlConsole(const QString &dir, QStringList &written, QString *error);
     void showRangeStatistics(int64_t t0, int64_t t1);
     void showEvidence(const std::vector<profiler::EventId> &events, const std::vector<int> &nodes);
     void onTimelineEventSelected(int run, profiler::EventId id);

@@ -9,6 +9,7 @@
 #include "views/hintsview.h"
 #include "views/inspector.h"
 #include "views/memoryview.h"
+#include "views/sqlconsole.h"
 #include "views/stagenavigator.h"
 #include "views/statsview.h"
 #include "views/timelineview.h"
@@ -192,6 +193,36 @@ bool MainWindow::renderTimeline(const QString &dir, QStringList &written, QStrin
     return hints;
 }
 
+// sql.png: the console's first example (the kernels by total time) run on the file.
+bool MainWindow::renderSqlConsole(const QString &dir, QStringList &written, QString *error)
+{
+    const QStringList examples = m_sqlConsole->exampleQueries();
+    if (m_sqlConsole->isEmptyStateShown() || examples.isEmpty())
+        return true;
+    m_docks[5]->raise();
+    resizeDocks({m_docks[5]}, {height() / 2}, Qt::Vertical);
+    bool finished = false;
+    const QMetaObject::Connection done =
+        connect(m_sqlConsole, &SqlConsole::queryFinished, this, [&finished] { finished = true; });
+    m_sqlConsole->setQuery(examples.front());
+    m_sqlConsole->runQuery();
+    QElapsedTimer wait;
+    wait.start();
+    while (!finished && wait.elapsed() < kCompareWaitMs)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    disconnect(done);
+    if (!finished) {
+        *error = tr("the SQL example on %1 took longer than %2 s")
+                     .arg(QString::fromStdString(m_document->path))
+                     .arg(kCompareWaitMs / 1000);
+        return false;
+    }
+    QCoreApplication::processEvents();
+    const bool saved = save(m_sqlConsole, QDir(dir).filePath(QStringLiteral("sql.png")), written, error);
+    resizeDocks({m_docks[5]}, {240}, Qt::Vertical);
+    return saved;
+}
+
 // memory.png with the live allocations at the peak, compare.png when the
 // file holds two runs to compare.
 bool MainWindow::renderAnalysisViews(const QString &dir, QStringList &written, QString *error)
@@ -207,7 +238,8 @@ bool MainWindow::renderAnalysisViews(const QString &dir, QStringList &written, Q
         }
     }
     QCoreApplication::processEvents();
-    if (!save(m_memoryView, QDir(dir).filePath(QStringLiteral("memory.png")), written, error))
+    if (!save(m_memoryView, QDir(dir).filePath(QStringLiteral("memory.png")), written, error) ||
+        !renderSqlConsole(dir, written, error))
         return false;
     if (!m_document->baseline)
         return true;

@@ -421,7 +421,7 @@ private slots:
 
         QTemporaryDir out;
         QCOMPARE(runFusescope({QStringLiteral("--screenshot"), out.path(), trace}, nullptr, &err), 0);
-        for (const char *name : {"memory.png", "compare.png"}) {
+        for (const char *name : {"memory.png", "compare.png", "sql.png"}) {
             const QImage image(out.filePath(QString::fromLatin1(name)));
             QVERIFY2(!image.isNull(), name);
             QVERIFY2(colourVariety(image) > 40, name);

@@ -29,6 +29,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <map>
 #include <optional>
 
 using namespace fusescope;
@@ -65,12 +66,25 @@ QString recordTrace(const QString &dir, QString *why)
     return path;
 }
 
-std::shared_ptr<const Document> storeDocument(const QString &path)
+// Run `run` of the file, as the loader keeps it; no trace when `run` is -1.
+std::shared_ptr<Document> runDocument(const QString &path, int run)
 {
     auto doc = std::make_shared<Document>();
     doc->path = path.toStdString();
     doc->title = QFileInfo(path).fileName().toStdString();
     doc->format = fileFormatName(FileFormat::FsTrace);
+    doc->run = std::max(run, 0);
+    auto trace = std::make_shared<profiler::Trace>();
+    if (run >= 0 && profiler::TraceReader(doc->path).loadRun(run, *trace))
+        setRecordedRun(*doc, std::move(trace));
+    return doc;
+}
+
+// The --compare recording as the window holds it: the compiled run, with the eager one as its baseline.
+std::shared_ptr<const Document> storeDocument(const QString &path)
+{
+    std::shared_ptr<Document> doc = runDocument(path, 1);
+    doc->baseline = runDocument(path, 0);
     return doc;
 }
 
@@ -162,6 +176,7 @@ private slots:
     void rowsMatchSqlite();
     void examples_data();
     void examples();
+    void eventsTable();
     void schemaList();
     void writesRefused_data();
     void writesRefused();
@@ -260,13 +275,40 @@ void TestSql::examples()
     QVERIFY(console.resultModel()->columnCount() > 0);
 }
 
+// The loaded runs' events: as many per run as the traces hold, and the
+// kernels' totals per name equal the run statistics'.
+void TestSql::eventsTable()
+{
+    SqlConsole console;
+    const std::shared_ptr<const Document> doc = storeDocument(m_path);
+    console.setDocument(doc);
+    QCOMPARE(runAndWait(console, QStringLiteral("SELECT run, count(*) FROM events GROUP BY run ORDER BY run")),
+             std::optional<bool>(true));
+    QCOMPARE(modelRows(*console.resultModel()),
+             (QList<QStringList>{{QStringLiteral("0"), QString::number(doc->baseline->trace->runs[0].events.size())},
+                                 {QStringLiteral("1"), QString::number(doc->trace->runs[0].events.size())}}));
+    QCOMPARE(runAndWait(console, QStringLiteral("SELECT name, count(*), sum(dur_ns) FROM events WHERE run = 1 "
+                                                "AND kind = 'kernel' GROUP BY name ORDER BY name")),
+             std::optional<bool>(true));
+    std::map<std::string, std::pair<int64_t, int64_t>> expected;
+    for (const profiler::KernelStats &k : doc->stats->kernels) {
+        expected[k.name].first += k.time.calls;
+        expected[k.name].second += k.time.totalNs;
+    }
+    QList<QStringList> rows;
+    for (const auto &[name, totals] : expected)
+        rows << QStringList{QString::fromStdString(name), QString::number(totals.first), QString::number(totals.second)};
+    QVERIFY(!rows.isEmpty());
+    QCOMPARE(modelRows(*console.resultModel()), rows);
+}
+
 void TestSql::schemaList()
 {
     SqlConsole console;
     console.setDocument(storeDocument(m_path));
     QTRY_VERIFY_WITH_TIMEOUT(!console.schemaTables().isEmpty(), 10000);
     const QStringList expected = {
-        QStringLiteral("meta"), QStringLiteral("enum_names"), QStringLiteral("strings"), QStringLiteral("runs"),
+        QStringLiteral("events"), QStringLiteral("meta"), QStringLiteral("enum_names"), QStringLiteral("strings"), QStringLiteral("runs"),
         QStringLiteral("run_values"), QStringLiteral("tracks"), QStringLiteral("event_chunks"),
         QStringLiteral("args_chunks"), QStringLiteral("allocations"), QStringLiteral("flows"),
         QStringLiteral("counters"), QStringLiteral("compile_stages"), QStringLiteral("compile_log"), QStringLiteral("lod")};

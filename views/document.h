@@ -20,6 +20,7 @@ struct Document {
     std::string path;
     std::string title;  // "encoder, run 1 'compiled'" or "resnet18.onnx"
     std::string format; // "Fusescope trace", "ONNX model"
+    int run = 0;        // the shown run's index in the file (0 for imported traces)
     std::vector<compiler::CompileStage> stages;           // pipeline order, every segment
     std::vector<std::shared_ptr<const StageGraph>> graphs; // parallel to stages
     // Measured on a profiled run: time per captured node id (compiled kernels'

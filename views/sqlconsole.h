@@ -5,6 +5,7 @@
 // interrupts it, a newer query makes an older one's result stale.
 
 #include "views/document.h"
+#include "views/sqleventstable.h"
 #include "views/workerthreads.h"
 
 #include <QWidget>
@@ -87,6 +88,7 @@ private:
     std::function<void(double)> conversionProgress(std::shared_ptr<std::atomic<bool>> cancelFlag);
     void setStatus(const QString &text, bool error = false);
     void setBusy(bool busy);
+    void fitColumns();
     void showEmptyState(const QString &message);
 
     // The document and the store it is queried through.
@@ -97,6 +99,7 @@ private:
     QString m_pendingSql;                    // runs once the conversion is done
     std::shared_ptr<SqlQuery> m_query;       // the running query; a finished older one is stale
     std::shared_ptr<SqlQuery> m_schemaQuery;
+    std::shared_ptr<const SqlEventRuns> m_eventRuns; // the `events` table's rows
     WorkerThreads m_workers{this};
     int m_rowLimit = kDefaultRowLimit;
     int m_historyPosition = -1; // Ctrl+Up/Down's place in the history; -1 = not in it

@@ -8,9 +8,11 @@
 #include "views/sqlquery.h"
 #include "views/sqlresultmodel.h"
 
+#include <QHeaderView>
 #include <QLocale>
 #include <QProgressBar>
 #include <QStackedWidget>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTreeWidget>
 
@@ -34,6 +36,18 @@ QString rowsStatus(const SqlResult &r)
                         r.totalIsLowerBound ? QStringLiteral("+") : QString())
             + time;
     return (r.totalRows == 1 ? SqlConsole::tr("1 row") : SqlConsole::tr("%1 rows").arg(english.toString(shown))) + time;
+}
+
+// The runs the window has loaded, for the `events` table: the shown one and
+// the one the Compare view sets against it.
+std::shared_ptr<const SqlEventRuns> eventRunsOf(const Document *doc)
+{
+    auto runs = std::make_shared<SqlEventRuns>();
+    for (const Document *d : {doc ? doc->baseline.get() : nullptr, doc}) {
+        if (d && d->trace && !d->trace->runs.empty())
+            runs->push_back({d->run, d->trace});
+    }
+    return runs->empty() ? nullptr : runs;
 }
 
 } // namespace
@@ -69,6 +83,7 @@ void SqlConsole::setDocument(std::shared_ptr<const Document> document)
     setBusy(false);
     setStatus({});
     m_document = std::move(document);
+    m_eventRuns = eventRunsOf(m_document.get());
     if (!m_document)
         return showEmptyState(tr("Open a trace to query it with SQL."));
     if (!isStoreFile(*m_document) && !m_document->trace)
@@ -88,6 +103,7 @@ void SqlConsole::setDocument(std::shared_ptr<const Document> document)
 void SqlConsole::startSchemaLoad()
 {
     auto query = std::make_shared<SqlQuery>(m_storePath, QString(), 0, true);
+    query->setEventRuns(m_eventRuns);
     auto result = std::make_shared<SqlResult>();
     m_schemaQuery = query;
     m_workers.start([query, result] { *result = query->run(); },
@@ -129,6 +145,7 @@ void SqlConsole::runQuery()
 void SqlConsole::startQuery(const QString &sql)
 {
     auto query = std::make_shared<SqlQuery>(m_storePath, sql, m_rowLimit, !m_haveSchema);
+    query->setEventRuns(m_eventRuns);
     auto result = std::make_shared<SqlResult>();
     m_query = query;
     setBusy(true);
@@ -144,12 +161,24 @@ void SqlConsole::startQuery(const QString &sql)
                 });
 }
 
+// Columns as wide as their first rows' text needs, but none wider than a
+// third of the view, so one long value does not push the rest out of sight.
+void SqlConsole::fitColumns()
+{
+    m_table->horizontalHeader()->setResizeContentsPrecision(200);
+    m_table->resizeColumnsToContents();
+    const int widest = std::max(120, m_table->viewport()->width() / 3);
+    for (int c = 0; c < m_model->columnCount(); ++c)
+        m_table->setColumnWidth(c, std::min(m_table->columnWidth(c), widest));
+}
+
 void SqlConsole::queryDone(std::shared_ptr<const SqlResult> result)
 {
     if (!result->schema.empty())
         showSchema(*result);
     if (result->ok) {
         m_model->setResult(result);
+        fitColumns();
         setStatus(rowsStatus(*result));
     } else {
         m_model->clear();

@@ -7,6 +7,16 @@ namespace {
 #define FUSESCOPE_DETAILS "CASE WHEN json_valid(c.details_json) THEN c.details_json ELSE '{}' END"
 
 const SqlExample kExamples[] = {
+    {"Kernels by total time",
+     "-- events: the loaded runs' events (the shown run and, for --compare files, its eager run)\n"
+     "SELECT run, name, count(*) AS calls, round(sum(dur_ns) / 1e6, 3) AS total_ms,\n"
+     "       round(avg(dur_ns) / 1e3, 2) AS avg_us\n"
+     "FROM events WHERE kind = 'kernel' GROUP BY run, name ORDER BY total_ms DESC LIMIT 50"},
+    {"Ops by total time",
+     "SELECT run, name, count(*) AS calls, round(sum(dur_ns) / 1e6, 3) AS total_ms\n"
+     "FROM events WHERE kind = 'op' GROUP BY run, name ORDER BY total_ms DESC LIMIT 50"},
+    {"Longest events",
+     "SELECT run, id, kind, name, start_ns, dur_ns, track, depth FROM events ORDER BY dur_ns DESC LIMIT 20"},
     {"Runs",
      "SELECT id, name, model, mode, round(duration_ns / 1e6, 3) AS ms, events, steps, dropped_events, complete\n"
      "FROM runs ORDER BY id"},

@@ -179,8 +179,13 @@ SqlResult SqlQuery::run()
         Database db(path, profiler::store::readOnlyUri(path), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
                     "cannot open the trace for queries");
         db.exec("PRAGMA query_only = 1"); // a second guard, should the read-only open ever be lifted
-        if (m_withSchema)
+        if (m_eventRuns && registerEventsTable(db.handle(), m_eventRuns) != SQLITE_OK)
+            db.fail("the events table");
+        if (m_withSchema) {
             result.schema = readSchema(db);
+            if (m_eventRuns)
+                result.schema.insert(result.schema.begin(), eventsTableSchema());
+        }
         if (m_sql.trimmed().isEmpty()) {
             result.ok = true;
         } else {

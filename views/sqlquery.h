@@ -4,6 +4,8 @@
 // open, PRAGMA query_only, a statement and authorizer check), a row limit,
 // and cancel() from any thread through sqlite3_interrupt.
 
+#include "views/sqleventstable.h"
+
 #include <QString>
 #include <QStringList>
 #include <QVariant>
@@ -46,6 +48,9 @@ public:
     SqlQuery(const SqlQuery &) = delete;
     SqlQuery &operator=(const SqlQuery &) = delete;
 
+    // The loaded runs the `events` table serves (views/sqleventstable.h); none: no such table.
+    void setEventRuns(std::shared_ptr<const SqlEventRuns> runs) { m_eventRuns = std::move(runs); }
+
     // In the worker thread; never throws.
     SqlResult run();
     // From any thread: the running statement stops with "cancelled".
@@ -59,6 +64,7 @@ private:
 
     QString m_path;
     QString m_sql;
+    std::shared_ptr<const SqlEventRuns> m_eventRuns;
     int m_rowLimit;
     bool m_withSchema;
     mutable std::mutex m_mutex; // guards m_db against closing while cancel() interrupts it
