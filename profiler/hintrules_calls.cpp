@@ -73,7 +73,7 @@ PageableCopies pageableCopies(const HintContext &ctx, const DeviceTimeline &time
 
 std::vector<Hint> checkPageableMemcpy(const HintContext &ctx)
 {
-    const DeviceTimeline timeline(ctx.trace, ctx.run);
+    const DeviceTimeline &timeline = timelineOf(ctx);
     const PageableCopies copies = pageableCopies(ctx, timeline);
     if (copies.evidence.empty())
         return {};
@@ -196,7 +196,7 @@ std::string causesText(const HintContext &ctx, const std::vector<BlockingCall> &
 
 std::vector<Hint> checkSyncInStep(const HintContext &ctx)
 {
-    const DeviceTimeline timeline(ctx.trace, ctx.run);
+    const DeviceTimeline &timeline = timelineOf(ctx);
     if (!timeline.hasGpu())
         return {};
     const std::vector<BlockingCall> calls = blockingCalls(ctx, stepCover(ctx.run, timeline), timeline.steps().empty());
@@ -321,7 +321,7 @@ LowOccupancy lowOccupancyKernels(const HintContext &ctx, const DeviceTimeline &t
 
 std::vector<Hint> checkLowOccupancy(const HintContext &ctx)
 {
-    const DeviceTimeline timeline(ctx.trace, ctx.run);
+    const DeviceTimeline &timeline = timelineOf(ctx);
     const LowOccupancy low = lowOccupancyKernels(ctx, timeline);
     if (low.kernels == 0)
         return {};

@@ -61,7 +61,7 @@ LaunchGaps launchGaps(const Run &run, const DeviceTimeline &timeline)
 
 std::vector<Hint> checkLaunchBound(const HintContext &ctx)
 {
-    const DeviceTimeline timeline(ctx.trace, ctx.run);
+    const DeviceTimeline &timeline = timelineOf(ctx);
     const LaunchGaps gaps = launchGaps(ctx.run, timeline);
     const double idleShare = gaps.gapNs ? double(gaps.gapNs) / double(gaps.gapNs + gaps.kernelNs) : 0.0;
     if (gaps.shortKernels < kMinShortKernels || idleShare < kMinLaunchIdleShare)
@@ -165,7 +165,7 @@ IdleTime idleTime(const Run &run, const DeviceTimeline &timeline)
 
 std::vector<Hint> checkGpuIdle(const HintContext &ctx)
 {
-    const DeviceTimeline timeline(ctx.trace, ctx.run);
+    const DeviceTimeline &timeline = timelineOf(ctx);
     if (!timeline.hasGpu())
         return {};
     const IdleTime idle = idleTime(ctx.run, timeline);
@@ -236,7 +236,7 @@ int64_t stepsSpan(const Run &run, const DeviceTimeline &timeline)
 
 std::vector<Hint> checkInputStall(const HintContext &ctx)
 {
-    const DeviceTimeline timeline(ctx.trace, ctx.run);
+    const DeviceTimeline &timeline = timelineOf(ctx);
     if (!timeline.hasGpu() || timeline.steps().empty())
         return {};
     const std::vector<Interval> stalls = stallIdle(ctx.run, timeline);

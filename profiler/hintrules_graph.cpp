@@ -31,7 +31,7 @@ int64_t graphRulesBaseNs(const HintContext &c)
 {
     if (c.stats.steps.totalNs > 0)
         return c.stats.steps.totalNs;
-    const DeviceTimeline timeline(c.trace, c.run);
+    const DeviceTimeline &timeline = timelineOf(c);
     return timeline.hasGpu() ? timeline.baseNs() : c.run.summary.durationNs;
 }
 } // namespace hinting

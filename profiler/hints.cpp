@@ -60,7 +60,7 @@ const std::vector<HintRule> &hintRules()
 // exception): a throw here is a bug to see, not to hide.
 std::vector<Hint> computeHints(const Trace &trace, const Run &run, const RunStatistics &stats)
 {
-    const HintContext context{trace, run, stats, stagesFor(trace, run), frameworkOf(trace, run)};
+    const HintContext context{trace, run, stats, stagesFor(trace, run), frameworkOf(trace, run), nullptr};
     std::vector<Hint> hints;
     for (const HintRule &rule : hintRules()) {
         for (Hint &hint : rule.check(context))

@@ -9,6 +9,7 @@
 #include "profiler/trace.h"
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,10 @@ struct Hint {
 // What a rule reads: the trace, the run, its statistics (computed once for
 // every rule), and the compile stages of the file's compiled run, if any (an
 // eager run's hints may use the graph of the same model compiled in the same file).
+namespace hinting {
+class DeviceTimeline;
+}
+
 struct HintContext {
     const Trace &trace;
     const Run &run;
@@ -37,6 +42,9 @@ struct HintContext {
     const CompileStages *stages = nullptr; // nullptr when the file holds none
     // "pytorch" for imported Kineto traces, "nsys" for Nsight exports, "fusescope" for our own.
     std::string framework;
+    // The run's device timeline, built by the first rule that asks
+    // (hinting::timelineOf) and shared by the rest: one pass over the events, not one per rule.
+    mutable std::shared_ptr<const hinting::DeviceTimeline> timeline;
 };
 
 struct HintRule {

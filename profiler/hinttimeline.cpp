@@ -24,7 +24,11 @@ bool isProfilerOverhead(const std::string &name)
 
 std::vector<Interval> mergeIntervals(std::vector<Interval> intervals)
 {
-    std::sort(intervals.begin(), intervals.end(), [](Interval a, Interval b) { return a.start < b.start; });
+    auto byStart = [](Interval a, Interval b) { return a.start < b.start; };
+    // Callers mostly pass a sorted list with a short unsorted tail: sort the tail, then merge the two.
+    const auto tail = std::is_sorted_until(intervals.begin(), intervals.end(), byStart);
+    std::sort(tail, intervals.end(), byStart);
+    std::inplace_merge(intervals.begin(), tail, intervals.end(), byStart);
     std::vector<Interval> merged;
     for (const Interval &i : intervals) {
         if (!merged.empty() && i.start <= merged.back().end)
@@ -44,36 +48,75 @@ int64_t coveredBy(Interval a, const std::vector<Interval> &intervals)
     return total;
 }
 
+const DeviceTimeline &timelineOf(const HintContext &ctx)
+{
+    if (!ctx.timeline)
+        ctx.timeline = std::make_shared<const DeviceTimeline>(ctx.trace, ctx.run);
+    return *ctx.timeline;
+}
+
+namespace {
+
+// Ids by start, ties by id (as a stable sort would leave them), sorted on
+// (start, id) pairs side by side: sorting the ids through the 40-byte events
+// cost seconds on 10 M of them.
+std::vector<EventId> sortedByStart(const Run &run, const std::vector<EventId> &ids)
+{
+    std::vector<std::pair<int64_t, uint32_t>> keyed(ids.size());
+    for (size_t i = 0; i < ids.size(); ++i)
+        keyed[i] = {run.event(ids[i]).start, ids[i].value};
+    std::sort(keyed.begin(), keyed.end());
+    std::vector<EventId> out(ids.size());
+    for (size_t i = 0; i < keyed.size(); ++i)
+        out[i] = EventId(keyed[i].second);
+    return out;
+}
+
+} // namespace
+
 DeviceTimeline::DeviceTimeline(const Trace &trace, const Run &run)
     : m_run(run)
 {
-    collect(trace, run);
-    auto byStart = [&run](EventId a, EventId b) { return run.event(a).start < run.event(b).start; };
-    std::stable_sort(m_activity.begin(), m_activity.end(), byStart);
-    std::stable_sort(m_steps.begin(), m_steps.end(), byStart);
+    std::vector<Interval> overhead = collect(trace, run);
+    m_activity = sortedByStart(run, m_activity);
+    m_steps = sortedByStart(run, m_steps);
     std::sort(m_runtimeStarts.begin(), m_runtimeStarts.end());
+    // The GPU work in start order is the busy list already sorted; the few
+    // overhead ranges join it.
+    std::vector<Interval> busy;
+    busy.reserve(m_activity.size() + overhead.size());
+    for (EventId id : m_activity)
+        busy.push_back({run.event(id).start, run.event(id).end()});
+    busy.insert(busy.end(), overhead.begin(), overhead.end());
+    m_busy = mergeIntervals(std::move(busy));
 }
 
-void DeviceTimeline::collect(const Trace &trace, const Run &run)
+// GPU work, steps and runtime calls into their lists; returns the profiler's overhead ranges.
+std::vector<Interval> DeviceTimeline::collect(const Trace &trace, const Run &run)
 {
-    std::vector<Interval> busy;
+    std::vector<Interval> overhead;
+    // Names are few and events many: each name is tested once.
+    std::vector<int8_t> isOverhead(trace.strings.size(), -1);
     for (uint32_t i = 0; i < run.events.size(); ++i) {
         const Event &e = run.events[i];
         const bool onGpu = e.track.value < run.tracks.size() && run.tracks[e.track.value].kind == TrackKind::GpuStream;
         if (onGpu && isGpuWork(e.kind)) {
             m_activity.push_back(EventId(i));
-            busy.push_back({e.start, e.end()});
             const bool first = m_activity.size() == 1;
             m_span = {first ? e.start : std::min(m_span.start, e.start), first ? e.end() : std::max(m_span.end, e.end())};
         } else if (e.kind == EventKind::Step) {
             m_steps.push_back(EventId(i));
         } else if (e.kind == EventKind::Runtime && !onGpu) {
             m_runtimeStarts.push_back(e.start);
-        } else if (e.duration > 0 && isProfilerOverhead(trace.strings[e.name])) {
-            busy.push_back({e.start, e.end()});
+        } else if (e.duration > 0 && e.name.value < isOverhead.size()) {
+            int8_t &known = isOverhead[e.name.value];
+            if (known < 0)
+                known = isProfilerOverhead(trace.strings[e.name]) ? 1 : 0;
+            if (known)
+                overhead.push_back({e.start, e.end()});
         }
     }
-    m_busy = mergeIntervals(std::move(busy));
+    return overhead;
 }
 
 std::vector<Interval> DeviceTimeline::idleIn(Interval window) const

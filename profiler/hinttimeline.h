@@ -53,7 +53,7 @@ public:
     int64_t baseNs() const;
 
 private:
-    void collect(const Trace &trace, const Run &run);
+    std::vector<Interval> collect(const Trace &trace, const Run &run);
 
     const Run &m_run;
     std::vector<EventId> m_activity;
@@ -62,6 +62,9 @@ private:
     std::vector<Interval> m_busy;
     Interval m_span;
 };
+
+// The context's device timeline, built on first use.
+const DeviceTimeline &timelineOf(const HintContext &ctx);
 
 // Evidence lists stop here: enough to click through, small enough to read.
 constexpr size_t kMaxEvidence = 50;

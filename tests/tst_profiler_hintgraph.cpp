@@ -47,7 +47,7 @@ std::vector<Hint> check(const std::string &id, const Trace &trace, const Run &ru
 {
     const RunStatistics stats = computeStatistics(trace, run);
     const HintContext ctx{trace, run, stats, stages ? stages : (run.stages.empty() ? nullptr : &run.stages),
-                          frameworkOf(run)};
+                          frameworkOf(run), nullptr};
     return rule(id).check(ctx);
 }
 

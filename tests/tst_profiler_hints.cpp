@@ -24,7 +24,7 @@ std::vector<Hint> deviceHints(const Trace &trace, const std::string &framework =
 {
     const Run &run = trace.runs.front();
     const RunStatistics stats = computeStatistics(trace, run);
-    const HintContext ctx{trace, run, stats, nullptr, framework};
+    const HintContext ctx{trace, run, stats, nullptr, framework, nullptr};
     std::vector<Hint> hints;
     for (const HintRule &rule : deviceHintRules()) {
         for (Hint &hint : rule.check(ctx))

@@ -166,6 +166,7 @@ class TestTimeline : public QObject
 private slots:
     void visibleRangeMatchesBruteForce_data();
     void visibleRangeMatchesBruteForce();
+    void packedIndexEdgeCases();
     void foldingKeepsEveryEvent_data();
     void foldingKeepsEveryEvent();
     void lanesByDepth();
@@ -208,6 +209,58 @@ void TestTimeline::visibleRangeMatchesBruteForce()
             const std::vector<EventId> &ids = m.lanes()[lane].events;
             QCOMPARE(std::vector<EventId>(ids.begin() + long(first), ids.begin() + long(last)),
                      bruteForce(m, int(lane), t0, t1));
+        }
+    }
+}
+
+// The lane index packs ids and ends into blocks; the paths it keeps whole
+// must read back the same: ids that jump by more than 16 bits inside a block
+// (another track's events in between) and ends too sparse for 32-bit offsets.
+void TestTimeline::packedIndexEdgeCases()
+{
+    TraceBuilder b;
+    const auto dense = b.track(TrackKind::GpuStream, "dense");
+    const auto filler = b.track(TrackKind::GpuStream, "filler");
+    const auto sparse = b.track(TrackKind::GpuStream, "sparse");
+    const auto mixed = b.track(TrackKind::GpuStream, "mixed");
+    int64_t t = 0;
+    for (int i = 0; i < 300; ++i) {
+        b.event(dense, "d", t, 5);
+        t += 10;
+        if (i % 100 == 99) { // 70,000 other ids: the dense lane's next id is 70,001 further on
+            for (int f = 0; f < 70'000; ++f)
+                b.event(filler, "f", t + 2 * f, 1);
+            t += 140'000;
+        }
+    }
+    for (int i = 0; i < 200; ++i)
+        b.event(sparse, "s", int64_t(i) * 1'000'000'000, 1000); // 64 events span 64 s
+    for (int i = 0; i < 5000; ++i) // a dense run, then sparse ones
+        b.event(mixed, "m", i < 4000 ? int64_t(i) * 100 : int64_t(i - 3999) * 2'000'000'000, 50);
+    TimelineModel m;
+    m.setRun(b.trace, 0);
+    const profiler::Run &run = b.trace->runs[0];
+    std::mt19937_64 rng(9);
+    for (size_t lane = 0; lane < m.lanes().size(); ++lane) {
+        const TimelineLane &l = m.lanes()[lane];
+        std::vector<EventId> expected; // the track's events by start, from the run itself
+        for (uint32_t i = 0; i < run.events.size(); ++i)
+            if (m.trackIndex(run.events[i].track) == l.track)
+                expected.push_back(EventId(i));
+        std::stable_sort(expected.begin(), expected.end(),
+                         [&](EventId x, EventId y) { return run.event(x).start < run.event(y).start; });
+        QCOMPARE(m.lanes().size(), size_t(4)); // one lane a track: nothing overlaps
+        QCOMPARE(std::vector<EventId>(l.events), expected);
+        for (size_t i = 0; i < expected.size(); ++i)
+            QCOMPARE(l.events.endAt(i), run.event(expected[i]).end());
+        for (int query = 0; query < 300; ++query) {
+            const int64_t t0 = int64_t(rng() % uint64_t(m.end() + 1)), t1 = t0 + logUniform(rng, 1, double(m.end()));
+            const auto [first, last] = m.visibleRange(int(lane), t0, t1);
+            std::vector<EventId> inside;
+            for (EventId id : expected)
+                if (run.event(id).start <= t1 && run.event(id).end() >= t0)
+                    inside.push_back(id);
+            QCOMPARE(std::vector<EventId>(expected.begin() + long(first), expected.begin() + long(last)), inside);
         }
     }
 }

@@ -113,7 +113,7 @@ void measureRound(zoo::Instance &inst, compiler::CompiledFunction &fn, std::vect
     const CompileStages stages = fn.stages();
     const Run &er = eagerTrace.runs.front();
     const RunStatistics stats = computeStatistics(eagerTrace, er);
-    const HintContext ctx{eagerTrace, er, stats, &stages, "fusescope"};
+    const HintContext ctx{eagerTrace, er, stats, &stages, "fusescope", nullptr};
     const std::vector<Hint> hints = graphHintRules().front().check(ctx);
     double savingUs = 0;
     std::set<EventId> chainOps;
