@@ -5,7 +5,10 @@
 #include "core/ops/loops.h"
 #include "core/ops/registry.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 using namespace fusescope;
 using namespace fusescope::test;
@@ -78,6 +81,54 @@ double atolFor(DType t)
     return t == DType::F64 ? 1e-12 : t == DType::F32 ? 2e-6 : t == DType::F16 ? 2e-3 : 2e-2;
 }
 
+// The f32 transcendentals of scalarmath.h are polynomial approximations: their
+// error in ulp, over a sweep dense enough to cross every switch of form.
+struct UlpCase {
+    const char *op;
+    double (*ref)(double);
+    double lo, hi; // beyond these the special-value rows check the saturation
+    double maxUlp; // measured (2026-12-01) plus a margin for contraction differences
+};
+
+const UlpCase kUlpCases[] = {
+    {"aten.exp", [](double x) { return std::exp(x); }, -87.3, 88.3, 1.5},
+    {"aten.erf", [](double x) { return std::erf(x); }, -1e30, 1e30, 2},
+    {"aten.sigmoid", sigmoidRef, -87, 1e30, 3},
+    {"aten.tanh", [](double x) { return std::tanh(x); }, -1e30, 1e30, 2},
+};
+
+// Error of y in units of the f32 ulp at the exact value r (the subnormal ulp
+// below FLT_MIN).
+double ulpError(double y, double r)
+{
+    int e = 0;
+    std::frexp(r, &e);
+    return std::fabs(y - r) / std::ldexp(1.0, std::max(e, -125) - 24);
+}
+
+// Every 4099th f32 bit pattern of both signs (tiny, huge and tail inputs),
+// then a uniform grid on [-8, 8] where the approximations switch form.
+std::vector<double> ulpSweep(double lo, double hi)
+{
+    std::vector<double> v;
+    const auto keep = [&](float f) {
+        if (f >= lo && f <= hi)
+            v.push_back(f);
+    };
+    for (uint32_t u = 0; u < 0x7f800000u; u += 4099) {
+        for (uint32_t sign : {0u, 0x80000000u}) {
+            const uint32_t bits = u | sign;
+            float f;
+            std::memcpy(&f, &bits, sizeof f);
+            keep(f);
+        }
+    }
+    const int steps = 1 << 18;
+    for (int i = 0; i <= steps; ++i)
+        keep(static_cast<float>(-8.0 + 16.0 * i / steps));
+    return v;
+}
+
 } // namespace
 
 class TestPointwise : public QObject
@@ -139,6 +190,14 @@ private slots:
         QTest::newRow("relu nan") << "aten.relu" << std::vector<double>{nan, -inf, inf}
                                   << std::vector<double>{nan, 0, inf};
         QTest::newRow("erf") << "aten.erf" << std::vector<double>{-inf, inf, nan} << std::vector<double>{-1, 1, nan};
+        // Where the approximations switch form or saturate.
+        QTest::newRow("erf edges") << "aten.erf" << std::vector<double>{4, -4, 1e30, 0.921875, -0.921875, 1e-30}
+                                   << std::vector<double>{1, -1, 1, std::erf(0.921875), -std::erf(0.921875),
+                                                          1e-30 * 2 / std::sqrt(M_PI)};
+        QTest::newRow("exp edges") << "aten.exp" << std::vector<double>{double(-87.3f), double(88.3f), -0.0}
+                                   << std::vector<double>{std::exp(double(-87.3f)), std::exp(double(88.3f)), 1};
+        QTest::newRow("sigmoid nan") << "aten.sigmoid" << std::vector<double>{nan, -87, 88}
+                                     << std::vector<double>{nan, sigmoidRef(-87), 1};
         // -inf * 0.5 * (1 + erf(-inf)) is -inf * 0: NaN, as PyTorch gives.
         QTest::newRow("gelu") << "aten.gelu" << std::vector<double>{-inf, inf, -30} << std::vector<double>{nan, inf, -0.0};
         QTest::newRow("round half even") << "aten.round" << std::vector<double>{0.5, 1.5, 2.5, -0.5}
@@ -151,6 +210,34 @@ private slots:
         QFETCH(std::vector<double>, out);
         const Shape shape{static_cast<int64_t>(in.size())};
         FS_COMPARE_VALUES(callOp1(op.toStdString(), {fromVector(in, shape)}), shape, out, 1e-6, 0);
+    }
+
+    void approximationUlp_data()
+    {
+        QTest::addColumn<int>("index");
+        for (size_t i = 0; i < std::size(kUlpCases); ++i)
+            QTest::newRow(kUlpCases[i].op) << int(i);
+    }
+    void approximationUlp()
+    {
+        QFETCH(int, index);
+        const UlpCase &c = kUlpCases[index];
+        const std::vector<double> in = ulpSweep(c.lo, c.hi);
+        const Shape shape{static_cast<int64_t>(in.size())};
+        const std::vector<double> out = callOp1(c.op, {fromVector(in, shape)}).toDoubleVector();
+        double worst = 0, at = 0;
+        for (size_t i = 0; i < in.size(); ++i) {
+            const double e = ulpError(out[i], c.ref(in[i]));
+            if (std::isnan(e) || e > worst) {
+                worst = e;
+                at = in[i];
+                if (std::isnan(e))
+                    break;
+            }
+        }
+        qInfo("%s: max %.3f ulp at x = %.9g over %zu inputs", c.op, worst, at, in.size());
+        QVERIFY2(worst <= c.maxUlp,
+                 qPrintable(QStringLiteral("%1: %2 ulp at x = %3").arg(c.op).arg(worst).arg(at, 0, 'g', 9)));
     }
 
     void geluTanhAndLeakyRelu()

@@ -26,28 +26,57 @@ inline uint32_t floatToBits(float f)
     return u;
 }
 
-// exp: max error about 1 ulp on [-87.3, 88.7]; exact 0 below, inf above.
+// Cody-Waite split of ln 2: n * kLn2Hi is exact for every n used here.
+constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
+
+// exp of an x already clamped to [-87.34, 88.73], the core every f32
+// exponential here shares. Adding 1.5 * 2^23 rounds x * log2(e) to the
+// nearest integer n and leaves n in the low mantissa bits, so the scale 2^n
+// is built without a float-to-int conversion: a NaN x needs no guard (it
+// stays NaN through p), where guarding it made GCC evaluate the polynomial
+// twice. n = 128 (x > 88.38) makes the scale, and so the result, infinity.
+inline float expReduced(float x)
+{
+    const float shifter = 12582912.0f;
+    const float t = x * 1.44269504088896341f + shifter;
+    const float n = t - shifter;
+    float r = x - n * kLn2Hi;
+    r = r - n * kLn2Lo;
+    // exp(r) = 1 + r + r^2 q(r): minimax on |r| <= ln(2)/2, relative error 3e-9.
+    float q = 1.38146023e-3f;
+    q = q * r + 8.36871564e-3f;
+    q = q * r + 4.16683890e-2f;
+    q = q * r + 1.66665211e-1f;
+    q = q * r + 4.99999940e-1f;
+    const float p = q * r * r + r + 1.0f;
+    // (t's bits + 127) << 23 is (n + 127) << 23: t's high bits shift out.
+    const float scale = bitsToFloat((floatToBits(t) + 127u) << 23);
+    return p * scale;
+}
+
+constexpr float kExpHi = 88.72283f, kExpLo = -87.33654f;
+
+// NaN passes through both clamps (the comparisons are false).
+inline float clampExpArg(float x)
+{
+    const float c = x > kExpHi ? kExpHi : x;
+    return c < kExpLo ? kExpLo : c;
+}
+
+// exp: max error about 1 ulp up to 88.38 and infinity above (as before the
+// rewrite; the true result stays finite up to 88.72); 0 below -87.34 rather
+// than a subnormal.
 inline float expf(float x)
 {
-    const float hi = 88.72283f, lo = -87.33654f;
-    float xc = x > hi ? hi : x;
-    xc = xc < lo ? lo : xc;
-    float n = std::floor(xc * 1.44269504088896341f + 0.5f);
-    n = n != n ? 0.0f : n; // NaN input: keep the int conversion below defined; p stays NaN
-    float r = xc - n * 0.693359375f;
-    r = r - n * -2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    const float scale = bitsToFloat(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23);
-    float y = p * scale;
-    y = x > hi ? INFINITY : y;
-    y = x < lo ? 0.0f : y;
-    return y;
+    const float y = expReduced(clampExpArg(x));
+    return x < kExpLo ? 0.0f : y;
+}
+
+// 1 / (1 + exp(-x)) without exp's range selects: exp(-x) saturates at
+// infinity for x < -88.38 (result 0) and at 1e-38 for x > 87.34 (result 1).
+inline float sigmoidf(float x)
+{
+    return 1.0f / (1.0f + expReduced(clampExpArg(-x)));
 }
 
 // log: about 1 ulp for normal inputs; subnormals are scaled first.
@@ -93,32 +122,60 @@ inline float tanhf(float x)
     p = p * z + 1.33314422036e-1f;
     p = p * z - 3.33332819422e-1f;
     const float small = x + x * z * p;
-    const float big = 1.0f - 2.0f / (expf(2.0f * a) + 1.0f);
+    const float a2 = 2.0f * a;
+    const float big = 1.0f - 2.0f / (expReduced(a2 > kExpHi ? kExpHi : a2) + 1.0f);
     const float y = a < 0.625f ? small : std::copysign(big, x);
     return x != x ? x : y;
 }
 
-// erf: |error| < 2e-7 (Abramowitz-Stegun 7.1.26 for |x| >= 0.5, Taylor below).
+// erf below 0.921875: x + x R(x^2), R a minimax fit (relative error 2e-8).
+inline float erfSmall(float x)
+{
+    const float s = x * x;
+    float r = -5.99085644e-4f;
+    r = r * s + 4.99318074e-3f;
+    r = r * s - 2.67666168e-2f;
+    r = r * s + 1.12818159e-1f;
+    r = r * s - 3.76124948e-1f;
+    r = r * s + 1.28379151e-1f;
+    return x * r + x;
+}
+
+// erfc(t) for t in [0.921875, 4] as 2^Q(t), Q a minimax fit of log2(erfc):
+// fitting log2 rather than ln spares the Cody-Waite reduction, and as erfc is
+// under 0.19 here, erf = 1 - erfc tolerates a shorter 2^f polynomial than
+// expReduced's.
+inline float erfcTail(float t)
+{
+    float q = 2.82365305e-4f;
+    q = q * t - 4.38737031e-3f;
+    q = q * t + 3.20544504e-2f;
+    q = q * t - 1.49916247e-1f;
+    q = q * t - 9.19288576e-1f;
+    q = q * t - 1.62687492e+0f;
+    q = q * t - 2.86453869e-4f;
+    // q = n + f, n integer (in u's low mantissa bits, as in expReduced), |f| <= 1/2.
+    const float shifter = 12582912.0f;
+    const float u = q + shifter;
+    const float f = q - (u - shifter);
+    float p = 1.32764725e-3f; // 2^f, relative error 7.5e-8
+    p = p * f + 9.67554096e-3f;
+    p = p * f + 5.55071309e-2f;
+    p = p * f + 2.40221202e-1f;
+    p = p * f + 6.93146944e-1f;
+    p = p * f + 1.00000012e+0f;
+    return p * bitsToFloat((floatToBits(u) + 127u) << 23);
+}
+
+// erf without a division (the A&S 7.1.26 form it replaces needed one):
+// within 1.6 ulp measured. |x| is clamped at 4, where erf is 1 in f32, which
+// also keeps Q finite for infinite x; NaN falls through to the tail form and
+// stays NaN.
 inline float erff(float x)
 {
     const float a = std::fabs(x);
-    const float z = x * x;
-    float s = -1.0f / 1320.0f;
-    s = s * z + 1.0f / 216.0f;
-    s = s * z - 1.0f / 42.0f;
-    s = s * z + 1.0f / 10.0f;
-    s = s * z - 1.0f / 3.0f;
-    s = s * z + 1.0f;
-    const float small = 1.12837916709551257f * x * s;
-    const float t = 1.0f / (1.0f + 0.3275911f * a);
-    float p = 1.061405429f;
-    p = p * t - 1.453152027f;
-    p = p * t + 1.421413741f;
-    p = p * t - 0.284496736f;
-    p = p * t + 0.254829592f;
-    const float big = 1.0f - p * t * expf(-z);
-    const float y = a < 0.5f ? small : std::copysign(big, x);
-    return x != x ? x : y;
+    const float big = 1.0f - erfcTail(a > 4.0f ? 4.0f : a);
+    return a < 0.921875f ? erfSmall(x) : std::copysign(big, x);
 }
 
 // --- generic forms: f32 uses the polynomials above, f64 uses libm ---------------
@@ -132,6 +189,7 @@ template <typename T> inline T erf(T x) { return std::erf(x); }
 template <> inline float erf(float x) { return erff(x); }
 
 template <typename T> inline T sigmoid(T x) { return T(1) / (T(1) + exp<T>(-x)); }
+template <> inline float sigmoid(float x) { return sigmoidf(x); }
 template <typename T> inline T relu(T x) { return x > T(0) ? x : (x != x ? x : T(0)); }
 template <typename T> inline T relu6(T x) { const T r = relu(x); return r > T(6) ? T(6) : r; }
 template <typename T> inline T leaky_relu(T x, T slope) { return x > T(0) ? x : x * slope; }
