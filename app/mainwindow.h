@@ -7,6 +7,7 @@
 #include <QFutureWatcher>
 #include <QMainWindow>
 
+class QComboBox;
 class QDockWidget;
 class QLabel;
 class QMenu;
@@ -68,6 +69,7 @@ public:
     CodeView *codeView() const { return m_codeView; }
     Inspector *inspector() const { return m_inspector; }
     TimelineView *timeline() const { return m_timeline; }
+    QComboBox *timelineRunChooser() const { return m_timelineRuns; }
     StatsView *statsView() const { return m_statsView; }
     HintsView *hintsView() const { return m_hintsView; }
     MemoryView *memoryView() const { return m_memoryView; }
@@ -103,6 +105,11 @@ private:
     void connectAnalysisViews();
     void showAnalysisViews();
     void showEvents(const QString &name);
+    QWidget *createTimelinePage();
+    void fillTimelineRuns();
+    // The document whose run the timeline shows: the shown one, or its baseline.
+    std::shared_ptr<const Document> timelineDocument() const;
+    void showTimelineRun(bool baseline);
     void createActions();
     void createViewMenu();
     void createStatusBar();
@@ -151,6 +158,8 @@ private:
     GraphView *m_fusedView = nullptr;
     GraphView *m_stageView = nullptr;
     TimelineView *m_timeline = nullptr;
+    QWidget *m_timelineRunBar = nullptr;
+    QComboBox *m_timelineRuns = nullptr;
     StageNavigator *m_navigator = nullptr;
     CodeView *m_codeView = nullptr;
     Inspector *m_inspector = nullptr;

@@ -1,5 +1,6 @@
 // The analysis views of the main window: the Memory and Compare tabs, the
-// SQL console dock, File ▸ Compare With… and the screenshots of them all.
+// SQL console and Range docks, File ▸ Compare With…, and the Timeline tab's
+// choice of run (the eager run of a --compare file beside the shown one).
 #include "app/mainwindow.h"
 
 #include "views/compareview.h"
@@ -10,15 +11,20 @@
 #include "views/timelineview.h"
 
 #include <QAction>
+#include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
 #include <QMenu>
 #include <QMessageBox>
 #include <QSettings>
 #include <QStatusBar>
+#include <QSignalBlocker>
 #include <QTabWidget>
+#include <QVBoxLayout>
 
 namespace fusescope {
 
@@ -96,11 +102,15 @@ void MainWindow::compareWith(const QString &path)
 
 void MainWindow::connectAnalysisViews()
 {
-    connect(m_compareView, &CompareView::eventsRequested, this, [this](const QString &name) { showEvents(name); });
+    connect(m_compareView, &CompareView::eventsRequested, this, [this](const QString &name) {
+        showTimelineRun(false); // the rows it sends are the shown run's
+        showEvents(name);
+    });
     connect(m_compareView, &CompareView::nodeRequested, this, [this](int nodeId) { goToNode(captureStage(), nodeId); });
     connect(m_memoryView, &MemoryView::eventRequested, this, [this](quint32 id) {
         if (!m_document || !m_document->trace)
             return;
+        showTimelineRun(false); // the Memory tab is the shown run's
         const profiler::EventId event{id};
         const profiler::Event &e = m_document->trace->runs.front().event(event);
         m_tabs->setCurrentIndex(TimelineTab);
@@ -110,6 +120,7 @@ void MainWindow::connectAnalysisViews()
     });
     connect(m_rangeStats, &RangeStatsView::eventsRequested, this, &MainWindow::showEvents);
     connect(m_memoryView, &MemoryView::timeRangeRequested, this, [this](qint64 t0, qint64 t1) {
+        showTimelineRun(false);
         m_tabs->setCurrentIndex(TimelineTab);
         m_timeline->zoomToRange(t0, std::max(t1, t0 + 1));
     });
@@ -131,6 +142,62 @@ void MainWindow::showAnalysisViews()
     m_rangeStats->clear();
     m_tabs->setTabEnabled(MemoryTab, m_document->trace != nullptr);
     m_compareAction->setEnabled(m_document->trace != nullptr);
+}
+
+// The Timeline tab: the run's tracks under a run chooser, shown when the
+// file holds a second run to look at (the eager run of a --compare file).
+QWidget *MainWindow::createTimelinePage()
+{
+    auto *page = new QWidget(this);
+    auto *layout = new QVBoxLayout(page);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(2);
+    m_timelineRunBar = new QWidget(page);
+    auto *bar = new QHBoxLayout(m_timelineRunBar);
+    bar->setContentsMargins(4, 2, 4, 0);
+    bar->addWidget(new QLabel(tr("Run:"), m_timelineRunBar));
+    m_timelineRuns = new QComboBox(m_timelineRunBar);
+    m_timelineRuns->setObjectName(QStringLiteral("timelineRun"));
+    m_timelineRuns->setToolTip(tr("Which run of the file the timeline shows; the statistics, hints, memory and graphs "
+                                  "stay the shown run's"));
+    bar->addWidget(m_timelineRuns);
+    bar->addStretch();
+    connect(m_timelineRuns, &QComboBox::activated, this, [this](int index) { showTimelineRun(index == 1); });
+    layout->addWidget(m_timelineRunBar);
+    layout->addWidget(m_timeline);
+    m_timelineRunBar->hide();
+    return page;
+}
+
+void MainWindow::fillTimelineRuns()
+{
+    const QSignalBlocker blocker(m_timelineRuns);
+    m_timelineRuns->clear();
+    if (m_document->baseline && m_document->baseline->trace) {
+        m_timelineRuns->addItem(QString::fromStdString(m_document->title));
+        m_timelineRuns->addItem(QString::fromStdString(m_document->baseline->title));
+    }
+    m_timelineRunBar->setVisible(m_timelineRuns->count() > 1);
+}
+
+std::shared_ptr<const Document> MainWindow::timelineDocument() const
+{
+    const bool baseline = m_document && m_document->baseline && m_document->baseline->trace &&
+                          m_timeline->model().trace() == m_document->baseline->trace.get();
+    return baseline ? m_document->baseline : m_document;
+}
+
+void MainWindow::showTimelineRun(bool baseline)
+{
+    if (!m_document || (baseline && !(m_document->baseline && m_document->baseline->trace)))
+        return;
+    const std::shared_ptr<const Document> doc = baseline ? m_document->baseline : m_document;
+    if (!doc->trace || doc->trace.get() == m_timeline->model().trace())
+        return;
+    m_timeline->setTrace(doc->trace, 0);
+    m_rangeStats->clear();
+    const QSignalBlocker blocker(m_timelineRuns);
+    m_timelineRuns->setCurrentIndex(baseline ? 1 : 0);
 }
 
 } // namespace fusescope

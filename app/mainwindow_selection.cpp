@@ -38,8 +38,9 @@ profiler::EventId firstKernelNamed(const profiler::Trace &trace, const profiler:
 
 void MainWindow::onTimelineEventSelected(int run, profiler::EventId id)
 {
-    m_inspector->showEvent(m_document, run, id);
-    if (m_following || !m_document || !m_document->trace)
+    m_inspector->showEvent(timelineDocument(), run, id);
+    // The graphs, code and statistics are the shown run's: an eager event has no kernel there.
+    if (m_following || !m_document || !m_document->trace || timelineDocument() != m_document)
         return;
     QScopedValueRollback<bool> following(m_following, true);
     const profiler::Trace &trace = *m_document->trace;
@@ -67,7 +68,8 @@ void MainWindow::onTimelineEventSelected(int run, profiler::EventId id)
 // and its statistics row.
 void MainWindow::followKernel(const QString &kernel)
 {
-    if (m_following || kernel.isEmpty() || !m_document || !m_document->trace || m_document->trace->runs.empty())
+    if (m_following || kernel.isEmpty() || !m_document || !m_document->trace || m_document->trace->runs.empty() ||
+        timelineDocument() != m_document)
         return;
     QScopedValueRollback<bool> following(m_following, true);
     m_statsView->selectRow(StatsView::KernelsTab, kernel);

@@ -88,7 +88,7 @@ void MainWindow::createViews()
     m_timeline->setObjectName(QStringLiteral("timeline"));
     m_tabs->addTab(split, tr("Before / after fusion"));
     m_tabs->addTab(m_stageView, tr("Stage"));
-    m_tabs->addTab(m_timeline, tr("Timeline"));
+    m_tabs->addTab(createTimelinePage(), tr("Timeline"));
     createAnalysisViews();
     m_tabs->setTabToolTip(TimelineTab, tr("Every CPU thread, GPU stream, compile stage and memory counter of the run over time "
                                 "(Ctrl+wheel or W/S zoom, drag or A/D pan, Shift-drag a range, Ctrl+F find)"));
@@ -198,7 +198,10 @@ void MainWindow::connectSelection()
     connect(m_inspector, &Inspector::nodeActivated, this, &MainWindow::goToNode);
     connect(m_timeline, &TimelineView::eventSelected, this, &MainWindow::onTimelineEventSelected);
     connect(m_timeline, &TimelineView::rangeSelected, this, &MainWindow::showRangeStatistics);
-    connect(m_statsView, &StatsView::eventsRequested, this, [this](const QString &name) { showEvents(name); });
+    connect(m_statsView, &StatsView::eventsRequested, this, [this](const QString &name) {
+        showTimelineRun(false); // the statistics are the shown run's
+        showEvents(name);
+    });
     connect(m_statsView, &StatsView::nodeRequested, this, [this](int nodeId) { goToNode(captureStage(), nodeId); });
     connect(m_hintsView, &HintsView::evidenceSelected, this, &MainWindow::showEvidence);
     connectAnalysisViews();
@@ -261,6 +264,7 @@ void MainWindow::setDocument(std::shared_ptr<const Document> document)
 // The run's events, when the file has run anything (an ONNX model has not).
 void MainWindow::showTimeline()
 {
+    fillTimelineRuns();
     if (m_document->trace && m_document->trace.get() == m_timeline->model().trace())
         return; // a preview completed: the same events, keep the user's view
     if (m_document->trace && !m_document->trace->runs.empty())
@@ -287,6 +291,7 @@ void MainWindow::showEvidence(const std::vector<profiler::EventId> &events, cons
 {
     const profiler::Trace *trace = m_document ? m_document->trace.get() : nullptr;
     if (trace && !events.empty()) {
+        showTimelineRun(false); // the hints are the shown run's
         const profiler::Run &run = trace->runs.front();
         int64_t t0 = std::numeric_limits<int64_t>::max(), t1 = std::numeric_limits<int64_t>::min();
         for (profiler::EventId id : events) {

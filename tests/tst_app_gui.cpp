@@ -19,6 +19,7 @@
 #include "views/timelineview.h"
 #include "fusescope_config.h"
 
+#include <QComboBox>
 #include <QFile>
 #include <QFileInfo>
 #include <QGraphicsScene>
@@ -139,6 +140,7 @@ private slots:
         w.show();
         QVERIFY(openAndWait(w, m_encoderTrace));
         QVERIFY(w.document()->profiled);
+        QVERIFY(w.timelineRunChooser()->parentWidget()->isHidden()); // one run: nothing to choose
         QCOMPARE(w.capturedView()->graph()->stageName, std::string("capture"));
         QCOMPARE(w.fusedView()->graph()->stageName, std::string("fuse"));
         QVERIFY(!w.capturedView()->scene()->items().isEmpty());
@@ -410,6 +412,23 @@ private slots:
         QVERIFY(!w.rangeStatsView()->isEmptyStateShown());
         QCOMPARE(size_t(w.rangeStatsView()->model()->rowCount()),
                  timelineRangeStats(w.timeline()->model(), 0, end).size());
+
+        // The timeline can show the eager run; the Inspector then reads that run, and a
+        // statistics row (the shown run's) brings the shown run back.
+        QComboBox *runs = w.timelineRunChooser();
+        QCOMPARE(runs->count(), 2);
+        QVERIFY(!runs->parentWidget()->isHidden()); // the run bar, shown with two runs
+        emit runs->activated(1);
+        const profiler::Trace &eager = *w.document()->baseline->trace;
+        QCOMPARE(w.timeline()->model().trace(), &eager);
+        const profiler::EventId eagerOp{0};
+        w.timeline()->selectEvent(eagerOp);
+        emit w.timeline()->eventSelected(0, eagerOp);
+        QCOMPARE(w.inspector()->value(QStringLiteral("name")),
+                 QString::fromStdString(eager.strings[eager.runs[0].events[0].name]));
+        emit w.statsView()->eventsRequested(QString::fromStdString(w.document()->stats->kernels.front().name), 1);
+        QCOMPARE(w.timeline()->model().trace(), w.document()->trace.get());
+        QCOMPARE(runs->currentIndex(), 0);
 
         // A file's run as the first side: this file again, whose compiled run it opens on.
         w.compareWith(trace);
