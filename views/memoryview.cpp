@@ -3,16 +3,13 @@
 #include "views/memorychart.h"
 #include "views/memoryhistogram.h"
 #include "views/memorymodel.h"
+#include "views/sortabletable.h"
 #include "views/timelinemodel.h"
 
 #include "profiler/memoryanalysis.h"
 
-#include <QApplication>
-#include <QClipboard>
 #include <QComboBox>
 #include <QHBoxLayout>
-#include <QHeaderView>
-#include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
@@ -31,14 +28,6 @@ namespace {
 QString deviceName(int device)
 {
     return device < 0 ? MemoryView::tr("CPU") : MemoryView::tr("GPU %1").arg(device);
-}
-
-QString cellsOf(const QAbstractItemModel &model, int row, int role)
-{
-    QStringList cells;
-    for (int c = 0; c < model.columnCount(); ++c)
-        cells << (row < 0 ? model.headerData(c, Qt::Horizontal, role) : model.index(row, c).data(role)).toString();
-    return cells.join(QLatin1Char('\t'));
 }
 
 QString timeText(int64_t ns)
@@ -126,21 +115,12 @@ QWidget *MemoryView::createLivePane(QWidget *parent)
     row->addWidget(m_filter);
     layout->addLayout(row);
     m_model = new LiveAllocationModel(this);
-    m_proxy = new QSortFilterProxyModel(this);
-    m_proxy->setSourceModel(m_model);
-    m_proxy->setSortRole(LiveAllocationModel::SortRole);
-    m_proxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
+    const SortableTable table = createSortableTable(m_model, LiveAllocationModel::SortRole, pane);
+    m_proxy = table.proxy;
+    m_table = table.view;
     m_proxy->setFilterKeyColumn(LiveAllocationModel::MadeByColumn);
     connect(m_filter, &QLineEdit::textChanged, m_proxy, &QSortFilterProxyModel::setFilterFixedString);
-    m_table = new QTableView(pane);
-    m_table->setModel(m_proxy);
-    m_table->setSortingEnabled(true);
     m_table->sortByColumn(LiveAllocationModel::SizeColumn, Qt::DescendingOrder);
-    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->setSelectionMode(QAbstractItemView::ExtendedSelection);
-    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_table->verticalHeader()->hide();
-    m_table->horizontalHeader()->setStretchLastSection(true);
     // Fixed widths: sizing to contents would measure every row of a large table.
     const QFontMetrics fm(m_table->font());
     m_table->setColumnWidth(LiveAllocationModel::SizeColumn, fm.horizontalAdvance(QStringLiteral("1023.5 MiB")) + 24);
@@ -148,8 +128,6 @@ QWidget *MemoryView::createLivePane(QWidget *parent)
                             fm.horizontalAdvance(QStringLiteral("0x7fffffffffff")) + 40);
     m_table->setColumnWidth(LiveAllocationModel::MadeByColumn, fm.horizontalAdvance(QLatin1Char('m')) * 14);
     m_table->setToolTip(tr("Double-click or Enter: show the op or kernel that made the block on the timeline"));
-    // Our Ctrl+C copies whole rows; the view's own would copy one cell.
-    m_table->installEventFilter(this);
     // activated: a double-click, or Enter for the keyboard.
     connect(m_table, &QTableView::activated, this, &MemoryView::activateRow);
     layout->addWidget(m_table);
@@ -342,27 +320,7 @@ QAbstractItemModel *MemoryView::liveModel() const
 
 QString MemoryView::selectionAsTsv() const
 {
-    QModelIndexList rows = m_table->selectionModel()->selectedRows();
-    if (rows.isEmpty())
-        return {};
-    std::sort(rows.begin(), rows.end(), [](const QModelIndex &a, const QModelIndex &b) { return a.row() < b.row(); });
-    QStringList lines {cellsOf(*m_proxy, -1, Qt::DisplayRole)};
-    for (const QModelIndex &row : rows)
-        lines << cellsOf(*m_proxy, row.row(), Qt::DisplayRole);
-    return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
-}
-
-bool MemoryView::eventFilter(QObject *watched, QEvent *event)
-{
-    const bool isKey = event->type() == QEvent::KeyPress || event->type() == QEvent::ShortcutOverride;
-    if (watched == m_table && isKey && static_cast<QKeyEvent *>(event)->matches(QKeySequence::Copy)) {
-        const QString tsv = selectionAsTsv();
-        if (event->type() == QEvent::KeyPress && !tsv.isEmpty())
-            QApplication::clipboard()->setText(tsv);
-        event->accept();
-        return event->type() == QEvent::KeyPress;
-    }
-    return QWidget::eventFilter(watched, event);
+    return selectedRowsAsTsv(*m_table);
 }
 
 } // namespace fusescope

@@ -55,9 +55,6 @@ signals:
     void eventRequested(quint32 eventId); // double-click on a live allocation
     void timeRangeRequested(qint64 startNs, qint64 endNs); // double-click or Enter in the chart
 
-protected:
-    bool eventFilter(QObject *watched, QEvent *event) override;
-
 private:
     QWidget *createContent();
     QWidget *createTopBar(QWidget *parent);
