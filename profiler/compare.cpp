@@ -116,31 +116,32 @@ bool replaysGraph(const Trace &trace, const Run &run, const std::vector<uint32_t
     return true;
 }
 
-// Adds the eager side's time per captured node; false when no step replays the graph.
+// Adds the eager side's time per captured node when every step's ops replay
+// the graph's calls; otherwise adds nothing and says why, since nodes timed in
+// only some steps would not compare with a compiled side timed in all.
 bool addEagerNodes(RowTable &rows, const CompareSide &eager, bool isBase, const std::vector<CapturedCall> &calls,
                    double scale, std::vector<std::string> &notes)
 {
-    size_t replayed = 0, groups = 0;
-    for (const std::vector<uint32_t> &ops : outermostOpsPerStep(*eager.run)) {
-        if (ops.empty())
-            continue;
-        ++groups;
-        if (!replaysGraph(*eager.trace, *eager.run, ops, calls))
-            continue;
-        ++replayed;
+    std::vector<std::vector<uint32_t>> steps = outermostOpsPerStep(*eager.run);
+    std::erase_if(steps, [](const std::vector<uint32_t> &ops) { return ops.empty(); });
+    const auto replayed = std::count_if(steps.begin(), steps.end(), [&](const std::vector<uint32_t> &ops) {
+        return replaysGraph(*eager.trace, *eager.run, ops, calls);
+    });
+    const std::string counted = std::to_string(replayed) + " of " + std::to_string(steps.size()) +
+                                (steps.size() == 1 ? " step" : " steps");
+    if (steps.empty() || size_t(replayed) != steps.size()) {
+        notes.push_back(eager.label + ": the ops of " + counted + " follow the captured graph's " +
+                        std::to_string(calls.size()) + " calls, so graph nodes are not compared");
+        return false;
+    }
+    for (const std::vector<uint32_t> &ops : steps) {
         for (size_t i = 0; i < ops.size(); ++i) {
             DeltaRow &row = rows.at(std::to_string(calls[i].id), calls[i].name, calls[i].target);
             row.nodeId = calls[i].id;
             addTo(row, isBase, scale, double(eager.run->events[ops[i]].duration) * scale);
         }
     }
-    if (replayed == 0) {
-        notes.push_back(eager.label + ": no step's ops follow the captured graph's " + std::to_string(calls.size()) +
-                        " calls, so graph nodes are not compared");
-        return false;
-    }
-    notes.push_back(eager.label + ": ops matched to captured nodes by their position in " + std::to_string(replayed) +
-                    " of " + std::to_string(groups) + (groups == 1 ? " step" : " steps"));
+    notes.push_back(eager.label + ": ops matched to captured nodes by their position, in each of its " + counted);
     return true;
 }
 
