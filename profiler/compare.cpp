@@ -44,10 +44,20 @@ void addTo(DeltaRow &row, bool base, double calls, double ns)
     (base ? row.baseNs : row.otherNs) += ns;
 }
 
-double meanStepNs(const CompareSide &side)
+// The median step: a compiled run's first step also compiles, and the mean
+// would charge that to every step.
+double typicalStepNs(const CompareSide &side)
 {
-    if (side.stats->steps.calls > 0)
-        return side.stats->steps.avgNs();
+    std::vector<int64_t> steps;
+    for (const Event &e : side.run->events) {
+        if (e.kind == EventKind::Step)
+            steps.push_back(e.duration);
+    }
+    if (!steps.empty()) {
+        std::sort(steps.begin(), steps.end());
+        const size_t mid = steps.size() / 2;
+        return steps.size() % 2 ? double(steps[mid]) : (double(steps[mid - 1]) + double(steps[mid])) / 2;
+    }
     if (side.run->summary.durationNs > 0)
         return double(side.run->summary.durationNs);
     int64_t end = 0;
@@ -261,8 +271,8 @@ RunComparison compareRuns(const CompareSide &base, const CompareSide &other)
     if (out.perStep)
         out.notes.push_back("times and calls are per step: " + base.label + " has " + std::to_string(out.baseSteps) +
                             " steps, " + other.label + " has " + std::to_string(out.otherSteps));
-    out.baseStepNs = meanStepNs(base);
-    out.otherStepNs = meanStepNs(other);
+    out.baseStepNs = typicalStepNs(base);
+    out.otherStepNs = typicalStepNs(other);
     out.speedup = out.otherStepNs > 0 ? out.baseStepNs / out.otherStepNs : 0.0;
 
     RowTable ops, kernels, nodes;

@@ -46,7 +46,7 @@ struct RunComparison {
     bool perStep = false;
     int64_t baseSteps = 0;
     int64_t otherSteps = 0;
-    // The mean step time (the run's duration without steps), and base / other.
+    // The median step time (the run's duration without steps), and base / other.
     double baseStepNs = 0;
     double otherStepNs = 0;
     double speedup = 0;

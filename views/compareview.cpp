@@ -174,7 +174,7 @@ QString CompareView::summaryText() const
     const QString base = html(c.baseLabel), other = html(c.otherLabel);
     const bool steps = c.baseSteps > 0 && c.otherSteps > 0;
     QString text = tr("<b>%1</b> → <b>%2</b>: %3 %4 → %5")
-                       .arg(base, other, steps ? tr("mean step") : tr("run"), formatDuration(c.baseStepNs),
+                       .arg(base, other, steps ? tr("median step") : tr("run"), formatDuration(c.baseStepNs),
                             formatDuration(c.otherStepNs));
     if (c.speedup > 0)
         text += QStringLiteral(", <b>%1</b>").arg(formatSpeedup(c.speedup));
