@@ -108,7 +108,8 @@ void MainWindow::connectAnalysisViews()
     });
     connect(m_compareView, &CompareView::nodeRequested, this, [this](int nodeId) { goToNode(captureStage(), nodeId); });
     connect(m_memoryView, &MemoryView::eventRequested, this, [this](quint32 id) {
-        if (!m_document || !m_document->trace)
+        // A damaged file may name an op that is not there.
+        if (!m_document || !m_document->trace || id >= m_document->trace->runs.front().events.size())
             return;
         showTimelineRun(false); // the Memory tab is the shown run's
         const profiler::EventId event{id};

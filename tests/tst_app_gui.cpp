@@ -405,6 +405,8 @@ private slots:
 
         QVERIFY(w.graphTabs()->isTabEnabled(MainWindow::MemoryTab));
         QVERIFY(!w.memoryView()->isEmptyStateShown());
+        emit w.memoryView()->eventRequested(quint32(w.document()->trace->runs[0].events.size())); // not there: ignored
+        QCOMPARE(w.graphTabs()->currentIndex(), int(MainWindow::GraphsTab));
         QVERIFY(!w.sqlConsole()->isEmptyStateShown());
 
         const int64_t end = w.document()->trace->runs.front().summary.durationNs;
