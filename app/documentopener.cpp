@@ -211,7 +211,7 @@ int eagerCounterpart(const std::vector<RunListing> &runs, int compiled)
     return best;
 }
 
-// The eager run of a `--compare` file, for the Compare view: events, statistics and hints.
+// The eager run of a `--compare` file, for the Compare view: events and statistics.
 void loadBaseline(const Load &load, Document &doc, profiler::TraceReader &reader, int run)
 {
     const int eager = eagerCounterpart(reader.runs(), run);
@@ -225,7 +225,7 @@ void loadBaseline(const Load &load, Document &doc, profiler::TraceReader &reader
     baseline->path = load.file;
     baseline->title = runLabel(eager, reader.runs()[size_t(eager)].info.name);
     baseline->run = eager;
-    setRecordedRun(*baseline, std::move(trace));
+    setRecordedRun(*baseline, std::move(trace), /*withHints=*/false);
     doc.baseline = std::move(baseline);
 }
 

@@ -18,32 +18,36 @@
 #include <QDeadlineTimer>
 #include <QDir>
 #include <QDockWidget>
-#include <QElapsedTimer>
 #include <QTabWidget>
 #include <QThread>
+
+#include <algorithm>
+#include <functional>
 
 namespace fusescope {
 namespace {
 
 constexpr int kLayoutWaitMs = 120000;
-constexpr int kCompareWaitMs = 30000;
+constexpr int kWorkerWaitMs = 30000;
 
-bool waitForLayouts(std::initializer_list<GraphView *> views)
+// Runs the event loop until `done` or `ms` have passed; sleeps between
+// rounds, so waiting does not take the core the awaited worker needs.
+bool waitUntil(const std::function<bool()> &done, int ms)
 {
-    QDeadlineTimer deadline(kLayoutWaitMs);
-    auto busy = [&views] {
-        for (GraphView *v : views) {
-            if (v->isLayoutRunning())
-                return true;
-        }
-        return false;
-    };
-    while (busy() && !deadline.hasExpired()) {
+    QDeadlineTimer deadline(ms);
+    while (!done() && !deadline.hasExpired()) {
         QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
         QThread::msleep(5);
     }
     QCoreApplication::processEvents();
-    return !busy();
+    return done();
+}
+
+bool waitForLayouts(std::initializer_list<GraphView *> views)
+{
+    return waitUntil([&views] {
+        return std::none_of(views.begin(), views.end(), [](GraphView *v) { return v->isLayoutRunning(); });
+    }, kLayoutWaitMs);
 }
 
 // The node worth pointing at: the one with the most measured time, else the
@@ -206,15 +210,12 @@ bool MainWindow::renderSqlConsole(const QString &dir, QStringList &written, QStr
         connect(m_sqlConsole, &SqlConsole::queryFinished, this, [&finished] { finished = true; });
     m_sqlConsole->setQuery(examples.front());
     m_sqlConsole->runQuery();
-    QElapsedTimer wait;
-    wait.start();
-    while (!finished && wait.elapsed() < kCompareWaitMs)
-        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    waitUntil([&finished] { return finished; }, kWorkerWaitMs);
     disconnect(done);
     if (!finished) {
         *error = tr("the SQL example on %1 took longer than %2 s")
                      .arg(QString::fromStdString(m_document->path))
-                     .arg(kCompareWaitMs / 1000);
+                     .arg(kWorkerWaitMs / 1000);
         return false;
     }
     QCoreApplication::processEvents();
@@ -244,14 +245,10 @@ bool MainWindow::renderAnalysisViews(const QString &dir, QStringList &written, Q
     if (!m_document->baseline)
         return true;
     m_tabs->setCurrentIndex(CompareTab);
-    QElapsedTimer wait;
-    wait.start();
-    while (m_compareView->isBusy() && wait.elapsed() < kCompareWaitMs)
-        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
-    if (m_compareView->isBusy()) {
+    if (!waitUntil([this] { return !m_compareView->isBusy(); }, kWorkerWaitMs)) {
         *error = tr("comparing the runs of %1 took longer than %2 s")
                      .arg(QString::fromStdString(m_document->path))
-                     .arg(kCompareWaitMs / 1000);
+                     .arg(kWorkerWaitMs / 1000);
         return false;
     }
     return save(m_compareView, QDir(dir).filePath(QStringLiteral("compare.png")), written, error);

@@ -276,13 +276,14 @@ void MainWindow::showTimeline()
 
 void MainWindow::showRangeStatistics(int64_t t0, int64_t t1)
 {
-    const std::vector<RangeStatRow> rows = timelineRangeStats(m_timeline->model(), t0, t1);
+    // Computed once, for the status bar's top names and the Range table both.
+    std::vector<RangeStatRow> rows = timelineRangeStats(m_timeline->model(), t0, t1);
     QStringList top;
     for (size_t i = 0; i < rows.size() && i < 3; ++i)
         top << QStringLiteral("%1 ×%2 %3 %").arg(QString::fromStdString(rows[i].name)).arg(rows[i].count)
                    .arg(rows[i].percent, 0, 'f', 1);
     statusBar()->showMessage(tr("Range %1: %2").arg(formatDuration(double(t1 - t0)), top.join(QStringLiteral(", "))));
-    m_rangeStats->showRange(m_timeline->model(), t0, t1);
+    m_rangeStats->showRows(std::move(rows), t0, t1);
     m_docks[6]->raise();
 }
 

@@ -2,7 +2,7 @@
 
 namespace fusescope {
 
-void setRecordedRun(Document &doc, std::shared_ptr<const profiler::Trace> trace)
+void setRecordedRun(Document &doc, std::shared_ptr<const profiler::Trace> trace, bool withHints)
 {
     doc.trace = std::move(trace);
     doc.stats.reset();
@@ -11,7 +11,8 @@ void setRecordedRun(Document &doc, std::shared_ptr<const profiler::Trace> trace)
         return;
     const profiler::Run &run = doc.trace->runs.front();
     auto stats = std::make_shared<profiler::RunStatistics>(profiler::computeStatistics(*doc.trace, run));
-    doc.hints = profiler::computeHints(*doc.trace, run, *stats);
+    if (withHints)
+        doc.hints = profiler::computeHints(*doc.trace, run, *stats);
     doc.stats = std::move(stats);
 }
 

@@ -37,7 +37,7 @@ struct Document {
     std::vector<profiler::Hint> hints;
     std::vector<std::string> notes; // what the user should know: "run 0 was cut short"
     // The run the Compare view sets against the shown one: the eager run of a
-    // `--compare` file (its trace, statistics and hints, no graphs). Null when none.
+    // `--compare` file (its trace and statistics; no hints, no graphs). Null when none.
     std::shared_ptr<const Document> baseline;
     // False for a loader's preview: the captured graph only, the rest still coming.
     bool complete = true;
@@ -73,8 +73,9 @@ struct Document {
     }
 };
 
-// Sets `trace` and computes its run 0's statistics and hints (none for a trace
-// without runs): what a loader does in its worker thread.
-void setRecordedRun(Document &doc, std::shared_ptr<const profiler::Trace> trace);
+// Sets `trace` and computes its run 0's statistics and, unless `withHints` is
+// false (a baseline run, which only the Compare view reads), its hints; none
+// for a trace without runs. What a loader does in its worker thread.
+void setRecordedRun(Document &doc, std::shared_ptr<const profiler::Trace> trace, bool withHints = true);
 
 } // namespace fusescope

@@ -84,7 +84,12 @@ RangeStatsView::RangeStatsView(QWidget *parent) : QWidget(parent)
 
 void RangeStatsView::showRange(const TimelineModel &model, int64_t t0, int64_t t1)
 {
-    m_model->setRows(timelineRangeStats(model, t0, t1));
+    showRows(timelineRangeStats(model, t0, t1), t0, t1);
+}
+
+void RangeStatsView::showRows(std::vector<RangeStatRow> rows, int64_t t0, int64_t t1)
+{
+    m_model->setRows(std::move(rows));
     m_table->sortByColumn(RangeStatsModel::TotalColumn, Qt::DescendingOrder);
     m_summary->setText(tr("Range %1 – %2 (%3): %n name(s)", nullptr, m_model->rowCount())
                            .arg(formatDuration(double(t0)), formatDuration(double(t1)), formatDuration(double(t1 - t0))));

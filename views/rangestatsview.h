@@ -46,6 +46,8 @@ public:
 
     // The statistics of [t0, t1] on `model`'s run.
     void showRange(const TimelineModel &model, int64_t t0, int64_t t1);
+    // Rows timelineRangeStats already computed for [t0, t1].
+    void showRows(std::vector<RangeStatRow> rows, int64_t t0, int64_t t1);
     void clear();
     bool isEmptyStateShown() const;
     RangeStatsModel *model() const { return m_model; }
