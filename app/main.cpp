@@ -4,6 +4,6 @@
 
 int main(int argc, char **argv)
 {
-    fusescope::fixBlasCoreDetection(argv);
+    fusescope::configureBlas(argv);
     return fusescope::runFusescope(argc, argv);
 }

@@ -182,6 +182,8 @@ private slots:
         // a CPU that has AVX2 (this test itself is built for AVX2).
         const QString blas = machine.value(QLatin1String("blas")).toString();
         QVERIFY2(!blas.contains(QLatin1String("kernels Prescott")), qPrintable(blas));
+        // ... and with OpenBLAS's idle threads told to stop spinning soon.
+        QVERIFY2(blas.contains(QLatin1String("idle threads spin 2^")), qPrintable(blas));
     }
 
     void demoRefusesStrayArguments()

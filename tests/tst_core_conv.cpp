@@ -245,6 +245,10 @@ private slots:
             {"no input channels", {{2, 0, 5, 5}, {3, 0, 3, 3}, true, {1, 1}, {0, 0}, {1, 1}, 1}},
             {"scalar stride", {{1, 2, 7, 7}, {2, 2, 3, 3}, true, {2}, {1}, {1}, 1}},
             {"large image in bands", {{1, 64, 122, 122}, {2, 64, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 1}},
+            {"depthwise 5x5 stride 2", {{1, 6, 7, 7}, {6, 1, 5, 5}, true, {2, 2}, {2, 2}, {1, 1}, 6}},
+            {"depthwise asymmetric", {{2, 3, 10, 9}, {3, 1, 3, 5}, false, {2, 3}, {0, 3}, {2, 1}, 3}},
+            {"depthwise pad beyond kernel", {{1, 2, 4, 4}, {2, 1, 3, 3}, true, {1, 1}, {4, 4}, {1, 1}, 2}},
+            {"depthwise in bands", {{1, 2, 70, 130}, {4, 1, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 2}},
         };
         for (const auto &[name, c] : cases) {
             for (const char *layout : {"contiguous", "transposed"})

@@ -238,20 +238,65 @@ void fillBias(const ConvGeometry &g, const T *bias, T *out)
     });
 }
 
+// One block of a 1x1 convolution's GEMM: output channels [o0, o1) and
+// pixels [c0, c1) of one image and group.
+struct GemmBlock {
+    int64_t gemm = 0, o0 = 0, o1 = 0, c0 = 0, c1 = 0;
+};
+
+// How the GEMMs of a 1x1 convolution are cut for the pool: into about two
+// blocks per thread in all, along the pixels when a block stays at least
+// kMinBlockCols wide, else along the output channels.
+struct GemmBlocks {
+    int64_t gemms = 1, rowParts = 1, colParts = 1, rows = 0, cols = 0;
+
+    static constexpr int64_t kMinBlockCols = 32;
+    GemmBlocks(int64_t gemmCount, int64_t m, int64_t n, int threads) : gemms(gemmCount), rows(m), cols(n)
+    {
+        const int64_t parts = ceilDiv(2 * int64_t(threads), std::max<int64_t>(gemms, 1));
+        if (parts <= 1)
+            return;
+        if (n / parts >= kMinBlockCols)
+            colParts = parts;
+        else
+            rowParts = std::min(parts, std::max<int64_t>(m / 8, 1));
+    }
+    int64_t count() const { return gemms * rowParts * colParts; }
+    GemmBlock block(int64_t i) const
+    {
+        const int64_t r = i / colParts % rowParts, c = i % colParts;
+        const int64_t rowStep = ceilDiv(rows, rowParts), colStep = ceilDiv(cols, colParts);
+        return {i / (rowParts * colParts), std::min(rows, r * rowStep), std::min(rows, (r + 1) * rowStep),
+                std::min(cols, c * colStep), std::min(cols, (c + 1) * colStep)};
+    }
+};
+
 // 1x1, stride 1, no padding: the input image is already the GEMM's right
-// operand [C/groups, H*W] per group.
+// operand [C/groups, H*W] per group. The blocks run on the pool with
+// single-threaded BLAS: OpenBLAS runs MobileNet's small GEMMs at batch 1
+// (96x49x576) on one thread, and its idle thread spun on the other core.
 template <typename T>
 void pointwiseConv(const ConvGeometry &g, const T *x, const T *w, const T *bias, T *out)
 {
     const int64_t cols = g.cols(), cg = g.cg(), og = g.og();
-    if (bias)
-        fillBias(g, bias, out);
-    for (int64_t n = 0; n < g.in.n; ++n) {
-        for (int64_t grp = 0; grp < g.groups; ++grp)
-            blas::gemm(false, false, og, cols, cg, T(1), w + grp * og * cg, cg,
-                       x + (n * g.in.c + grp * cg) * cols, cols, T(bias ? 1 : 0),
-                       out + (n * g.outC + grp * og) * cols, cols);
-    }
+    const GemmBlocks blocks(g.in.n * g.groups, og, cols, inParallelRegion() ? 1 : numThreads());
+    auto run = [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+            const GemmBlock b = blocks.block(i);
+            const int64_t n = b.gemm / g.groups, grp = b.gemm % g.groups, width = b.c1 - b.c0;
+            if (b.o0 >= b.o1 || width <= 0)
+                continue;
+            T *dst = out + (n * g.outC + grp * og + b.o0) * cols + b.c0;
+            for (int64_t o = b.o0; bias && o < b.o1; ++o)
+                std::fill_n(dst + (o - b.o0) * cols, width, bias[grp * og + o]);
+            blas::gemm(false, false, b.o1 - b.o0, width, cg, T(1), w + (grp * og + b.o0) * cg, cg,
+                       x + (n * g.in.c + grp * cg) * cols + b.c0, cols, T(bias ? 1 : 0), dst, cols);
+        }
+    };
+    if (blocks.count() == 1 || inParallelRegion())
+        return run(0, blocks.count());
+    const SerialBlasScope serialBlas;
+    parallelFor(0, blocks.count(), 1, run);
 }
 
 // Copies input row `src` under the taps of one kernel column: dst[o] =
@@ -495,63 +540,157 @@ void im2colConv(const ConvGeometry &g, const T *x, const T *w, const T *bias, T 
         convImageBands(g, x, w, bias, out, dtype);
 }
 
-// row[ow] += taps[kj] * src[ow * stride + offset(kj)] over the outputs where
-// tap kj lands inside the input (one pass per tap).
-template <typename T>
-void accumulateTap(T *__restrict row, const T *__restrict src, const Axis &a, int64_t kj, T tap, Span span)
-{
-    const int64_t s = a.stride, off = a.offset(kj);
-    for (int64_t ow = span.lo; ow < span.hi; ++ow)
-        row[ow] += tap * src[ow * s + off];
-}
+// Depthwise convolution and max pooling read each input plane through a
+// padded copy split into stride x stride phases: phase (r, c) holds padded
+// rows r, r + s, ... and columns c, c + s, ..., so every tap reads a
+// contiguous run. Output rows are laid out at the phase's row pitch, which
+// makes one tap one loop over a whole band of rows: long enough to vectorize
+// on MobileNet's 7x7 and 14x14 planes, where a loop per output row ran 7-14
+// iterations. The price is (kernel - 1) * dilation / stride discarded columns
+// per row.
+struct PhasedPlane {
+    Axis h, w;
+    int64_t rows = 0, pitch = 0; // of one phase
+    int64_t phases = 0;          // stride.h * stride.w
 
-// One output row from one input row. The outputs where all taps are inside
-// take every tap in one pass (3x3 is MobileNet's and EfficientNet's case);
-// the few at the borders go tap by tap.
-template <typename T>
-void accumulateRow(T *__restrict row, const T *__restrict src, const Axis &a, const T *taps,
-                   const std::vector<Span> &spans)
-{
-    Span inner{0, a.out};
-    for (const Span &sp : spans)
-        inner = {std::max(inner.lo, sp.lo), std::min(inner.hi, sp.hi)};
-    if (a.kernel != 3 || inner.lo >= inner.hi) {
-        for (int64_t kj = 0; kj < a.kernel; ++kj)
-            accumulateTap(row, src, a, kj, taps[kj], spans[size_t(kj)]);
-        return;
+    PhasedPlane(const Axis &height, const Axis &width)
+        : h(height), w(width), rows(h.out + (h.kernel - 1) * h.dilation / h.stride),
+          pitch(w.out + (w.kernel - 1) * w.dilation / w.stride), phases(h.stride * w.stride)
+    {
     }
-    for (int64_t kj = 0; kj < 3; ++kj) {
-        accumulateTap(row, src, a, kj, taps[kj], {spans[size_t(kj)].lo, inner.lo});
-        accumulateTap(row, src, a, kj, taps[kj], {inner.hi, spans[size_t(kj)].hi});
+    int64_t size() const { return rows * pitch; }
+    // Offset of tap (ki, kj) into the phases buffer.
+    int64_t tapOffset(int64_t ki, int64_t kj) const
+    {
+        const int64_t di = ki * h.dilation, dj = kj * w.dilation;
+        const int64_t phase = di % h.stride * w.stride + dj % w.stride;
+        return phase * size() + di / h.stride * pitch + dj / w.stride;
     }
-    const int64_t s = a.stride;
-    const T *__restrict p0 = src + a.offset(0), *__restrict p1 = src + a.offset(1), *__restrict p2 = src + a.offset(2);
-    const T t0 = taps[0], t1 = taps[1], t2 = taps[2];
-    for (int64_t ow = inner.lo; ow < inner.hi; ++ow)
-        row[ow] += t0 * p0[ow * s] + t1 * p1[ow * s] + t2 * p2[ow * s];
-}
 
-// groups == C with one input channel per group: each output row is a
-// weighted sum of a few input rows.
-template <typename T>
-void depthwiseConv(const ConvGeometry &g, const T *x, const T *w, const T *bias, T *out)
-{
-    const int64_t cols = g.cols(), og = g.og();
-    const std::vector<Span> spansW = validOutputsPerTap(g.w);
-    parallelFor(0, g.in.n * g.outC, planeGrain(cols * g.taps()), [&](int64_t p0, int64_t p1) {
-        for (int64_t p = p0; p < p1; ++p) {
-            const int64_t n = p / g.outC, o = p % g.outC;
-            const T *plane = x + (n * g.in.c + o / og) * g.in.plane();
-            const T *taps = w + o * g.taps();
-            T *dst = out + p * cols;
-            std::fill(dst, dst + cols, bias ? bias[o] : T(0));
-            for (int64_t oh = 0; oh < g.h.out; ++oh) {
-                for (int64_t ki = 0; ki < g.h.kernel; ++ki) {
-                    if (g.h.inside(oh, ki))
-                        accumulateRow(dst + oh * g.w.out, plane + (oh * g.h.stride + g.h.offset(ki)) * g.in.w, g.w,
-                                      taps + ki * g.w.kernel, spansW);
+    // Phase (r, c) row i, column j = input row i * sh + r - pad.h, column
+    // j * sw + c - pad.w, or `outside` (the padding) where that is not in the plane.
+    template <typename T, typename P>
+    void fill(const T *plane, P *dst, P outside) const
+    {
+        for (int64_t r = 0; r < h.stride; ++r) {
+            for (int64_t c = 0; c < w.stride; ++c) {
+                const Span inside = validOutputs({w.in, pitch, 1, w.stride, w.pad - c, 1}, 0);
+                for (int64_t i = 0; i < rows; ++i, dst += pitch) {
+                    const int64_t ih = i * h.stride + r - h.pad;
+                    if (ih < 0 || ih >= h.in) {
+                        std::fill(dst, dst + pitch, outside);
+                        continue;
+                    }
+                    std::fill(dst, dst + inside.lo, outside);
+                    copyRow(plane + ih * w.in, dst, inside, c - w.pad);
+                    std::fill(dst + inside.hi, dst + pitch, outside);
                 }
             }
+        }
+    }
+
+private:
+    // dst[j] = src[j * stride + shift] for j in `cols`.
+    template <typename T, typename P>
+    void copyRow(const T *src, P *dst, Span cols, int64_t shift) const
+    {
+        if (w.stride == 1)
+            std::copy(src + cols.lo + shift, src + cols.hi + shift, dst + cols.lo);
+        else if (w.stride == 2) // a constant stride vectorizes as loads and shuffles
+            for (int64_t j = cols.lo; j < cols.hi; ++j)
+                dst[j] = P(src[2 * j + shift]);
+        else
+            for (int64_t j = cols.lo; j < cols.hi; ++j)
+                dst[j] = P(src[j * w.stride + shift]);
+    }
+};
+
+// The tap loops run in whole blocks of kBlock, so no scalar remainder loop
+// follows the vector one; the scratch buffers carry kBlock elements of slack
+// for the columns past the band's last output.
+constexpr int64_t kBlock = 16;
+
+// acc[k] += tap * src[k] over one band; both at the phase pitch.
+template <typename T>
+void accumulateTap(T *__restrict acc, const T *__restrict src, T tap, int64_t n)
+{
+    for (int64_t k0 = 0; k0 < n; k0 += kBlock)
+        for (int64_t k = k0; k < k0 + kBlock; ++k)
+            acc[k] += tap * src[k];
+}
+
+// A kernel row of 3 or 5 taps in one pass, so acc is loaded and stored once
+// per row instead of once per tap (MobileNet's and EfficientNet's kernels).
+template <typename T>
+void accumulate3(T *__restrict acc, const T *__restrict a, const T *__restrict b, const T *__restrict c,
+                 const T *taps, int64_t n)
+{
+    const T ta = taps[0], tb = taps[1], tc = taps[2];
+    for (int64_t k0 = 0; k0 < n; k0 += kBlock)
+        for (int64_t k = k0; k < k0 + kBlock; ++k)
+            acc[k] += ta * a[k] + tb * b[k] + tc * c[k];
+}
+
+template <typename T>
+void accumulate5(T *__restrict acc, const T *__restrict a, const T *__restrict b, const T *__restrict c,
+                 const T *__restrict d, const T *__restrict e, const T *taps, int64_t n)
+{
+    const T ta = taps[0], tb = taps[1], tc = taps[2], td = taps[3], te = taps[4];
+    for (int64_t k0 = 0; k0 < n; k0 += kBlock)
+        for (int64_t k = k0; k < k0 + kBlock; ++k)
+            acc[k] += ta * a[k] + tb * b[k] + tc * c[k] + td * d[k] + te * e[k];
+}
+
+// Output rows [row0, row1) of one plane: taps summed into acc at the phase
+// pitch, then the valid columns copied out.
+template <typename T>
+void depthwiseBand(const ConvGeometry &g, const PhasedPlane &pp, const T *phases, const T *taps, T bias, T *acc,
+                   T *dst, int64_t row0, int64_t row1)
+{
+    const int64_t begin = row0 * pp.pitch, kw = g.w.kernel;
+    const int64_t n = ceilDiv((row1 - 1 - row0) * pp.pitch + g.w.out, kBlock) * kBlock;
+    std::fill(acc, acc + n, bias);
+    for (int64_t ki = 0; ki < g.h.kernel; ++ki) {
+        const T *row = taps + ki * kw;
+        auto src = [&](int64_t kj) { return phases + pp.tapOffset(ki, kj) + begin; };
+        if (kw == 3)
+            accumulate3(acc, src(0), src(1), src(2), row, n);
+        else if (kw == 5)
+            accumulate5(acc, src(0), src(1), src(2), src(3), src(4), row, n);
+        else
+            for (int64_t kj = 0; kj < kw; ++kj)
+                accumulateTap(acc, src(kj), row[kj], n);
+    }
+    for (int64_t oh = row0; oh < row1; ++oh)
+        std::copy_n(acc + (oh - row0) * pp.pitch, g.w.out, dst + oh * g.w.out);
+}
+
+// Rows per band: the band's accumulator stays in L1 across the taps.
+constexpr int64_t kDepthwiseBandBytes = 16 << 10;
+
+// groups == C with one input channel per group: each output plane is a
+// weighted sum of shifted copies of one input plane.
+template <typename T>
+void depthwiseConv(const ConvGeometry &g, const T *x, const T *w, const T *bias, T *out, DType dtype)
+{
+    const int64_t og = g.og();
+    const PhasedPlane pp(g.h, g.w);
+    const int64_t bandRows = std::clamp<int64_t>(kDepthwiseBandBytes / int64_t(sizeof(T)) / pp.pitch, 1, g.h.out);
+    const int64_t phasesSize = pp.phases * pp.size() + kBlock, accSize = bandRows * pp.pitch + kBlock;
+    const int64_t work = pp.phases * pp.size() + g.h.out * pp.pitch * g.taps();
+    parallelFor(0, g.in.n * g.outC, planeGrain(work), [&](int64_t p0, int64_t p1) {
+        const Tensor scratch = Tensor::empty({phasesSize + accSize}, dtype);
+        T *phases = scratch.data<T>(), *acc = phases + phasesSize;
+        std::fill(phases + phasesSize - kBlock, phases + phasesSize, T(0)); // read only into discarded columns
+        int64_t filled = -1; // the input plane now in `phases`
+        for (int64_t p = p0; p < p1; ++p) {
+            const int64_t n = p / g.outC, o = p % g.outC, plane = n * g.in.c + o / og;
+            if (plane != filled)
+                pp.fill(x + plane * g.in.plane(), phases, T(0));
+            filled = plane;
+            for (int64_t row = 0; row < g.h.out; row += bandRows)
+                depthwiseBand(g, pp, phases, w + o * g.taps(), bias ? bias[o] : T(0), acc, out + p * g.cols(), row,
+                              std::min(row + bandRows, g.h.out));
         }
     });
 }
@@ -570,7 +709,7 @@ void runConv(const ConvGeometry &g, const Tensor &x, const Tensor &w, const Tens
     if (g.cg() == 0)
         fillBias(g, pb, po);
     else if (depthwise)
-        depthwiseConv(g, px, pw, pb, po);
+        depthwiseConv(g, px, pw, pb, po, out.dtype());
     else if (pointwise)
         pointwiseConv(g, px, pw, pb, po);
     else
@@ -687,31 +826,42 @@ C maxNan(C acc, C v)
     return (v > acc || v != v) ? v : acc;
 }
 
+// acc[k] = max(acc[k], src[k]) over one plane at the phase pitch.
+template <typename C>
+void maxTap(C *__restrict acc, const C *__restrict src, int64_t n)
+{
+    for (int64_t k0 = 0; k0 < n; k0 += kBlock)
+        for (int64_t k = k0; k < k0 + kBlock; ++k)
+            acc[k] = maxNan(acc[k], src[k]);
+}
+
+// Through the phased plane, as depthwise convolution, with the padding read
+// as the lowest value: each tap is one contiguous loop over the plane instead
+// of a strided one per output row.
 template <typename T>
 void maxPool(const PoolGeometry &g, const Tensor &x, const Tensor &out)
 {
     using C = compute_t<T>;
     const C lowest = std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity()
                                                           : std::numeric_limits<C>::lowest();
-    const std::vector<Span> spansW = validOutputsPerTap(g.w);
-    const int64_t outW = g.w.out, s = g.w.stride;
-    forEachPlane<T, C>(g.in, g.h.out * outW, x, out, g.h.out * outW * g.h.kernel * g.w.kernel,
-                       [&](const T *src, T *dst, std::vector<C> &acc) {
-        acc.resize(size_t(outW));
-        for (int64_t oh = 0; oh < g.h.out; ++oh) {
+    const PhasedPlane pp(g.h, g.w);
+    const int64_t outW = g.w.out, outPlane = g.h.out * outW;
+    const int64_t n = ceilDiv((g.h.out - 1) * pp.pitch + outW, kBlock) * kBlock;
+    const T *px = x.data<T>();
+    T *po = out.data<T>();
+    const int64_t work = pp.phases * pp.size() + n * g.h.kernel * g.w.kernel;
+    parallelFor(0, g.in.n * g.in.c, planeGrain(work), [&](int64_t p0, int64_t p1) {
+        std::vector<C> phases(static_cast<size_t>(pp.phases * pp.size() + kBlock), lowest);
+        std::vector<C> acc(static_cast<size_t>(n));
+        for (int64_t p = p0; p < p1; ++p) {
+            pp.fill(px + p * g.in.plane(), phases.data(), lowest);
             std::fill(acc.begin(), acc.end(), lowest);
-            for (int64_t ki = 0; ki < g.h.kernel; ++ki) {
-                if (!g.h.inside(oh, ki))
-                    continue;
-                const T *row = src + (oh * g.h.stride + g.h.offset(ki)) * g.in.w;
-                for (int64_t kj = 0; kj < g.w.kernel; ++kj) {
-                    const int64_t off = g.w.offset(kj);
-                    for (int64_t ow = spansW[size_t(kj)].lo; ow < spansW[size_t(kj)].hi; ++ow)
-                        acc[size_t(ow)] = maxNan(acc[size_t(ow)], C(row[ow * s + off]));
-                }
-            }
-            for (int64_t ow = 0; ow < outW; ++ow)
-                dst[oh * outW + ow] = T(acc[size_t(ow)]);
+            for (int64_t ki = 0; ki < g.h.kernel; ++ki)
+                for (int64_t kj = 0; kj < g.w.kernel; ++kj)
+                    maxTap(acc.data(), phases.data() + pp.tapOffset(ki, kj), n);
+            for (int64_t oh = 0; oh < g.h.out; ++oh)
+                for (int64_t ow = 0; ow < outW; ++ow)
+                    po[p * outPlane + oh * outW + ow] = T(acc[size_t(oh * pp.pitch + ow)]);
         }
     });
 }

@@ -13,6 +13,13 @@ namespace {
 
 constexpr const char *kGuard = "FUSESCOPE_BLAS_REEXEC";
 
+// log2 of the cycles an idle OpenBLAS thread spins (sched_yield) before it
+// sleeps: 2^16, about 30 us, like the pool's own polling. OpenBLAS's default,
+// 2^28 (about 0.1 s), kept its thread spinning on the second core after
+// every threaded GEMM, taking it from the pool's workers: compiled `encoder`
+// ran 10.4 ms instead of 8.6, resnet18 28 ms instead of 24 (docs/performance.md).
+constexpr const char *kThreadTimeout = "16";
+
 bool isFallbackCore(const std::string &name)
 {
     for (const char *generic : {"Prescott", "Katmai", "Core2", "Penryn", "Dunnington", "Generic", "Unknown"}) {
@@ -44,18 +51,31 @@ std::string blasCoreOverride()
     return {};
 }
 
-void fixBlasCoreDetection(char **argv)
+std::string blasThreadTimeout()
 {
-    if (std::getenv("OPENBLAS_CORETYPE") || std::getenv(kGuard))
+    const char *v = std::getenv("OPENBLAS_THREAD_TIMEOUT");
+    return v ? v : "";
+}
+
+void configureBlas(char **argv)
+{
+    if (std::getenv(kGuard))
         return;
-    const std::string core = blasCoreOverride();
-    if (core.empty())
+    const bool setCore = !std::getenv("OPENBLAS_CORETYPE") && !blasCoreOverride().empty();
+    const bool setTimeout = !std::getenv("OPENBLAS_THREAD_TIMEOUT");
+    if (!setCore && !setTimeout)
         return;
-    setenv("OPENBLAS_CORETYPE", core.c_str(), 1);
+    if (setCore)
+        setenv("OPENBLAS_CORETYPE", blasCoreOverride().c_str(), 1);
+    if (setTimeout)
+        setenv("OPENBLAS_THREAD_TIMEOUT", kThreadTimeout, 1);
     setenv(kGuard, "1", 1);
     execv("/proc/self/exe", argv);
-    // Still here: run on with the slower kernels rather than fail.
-    unsetenv("OPENBLAS_CORETYPE");
+    // Still here: run on with OpenBLAS's own choices rather than fail.
+    if (setCore)
+        unsetenv("OPENBLAS_CORETYPE");
+    if (setTimeout)
+        unsetenv("OPENBLAS_THREAD_TIMEOUT");
 }
 
 } // namespace fusescope

@@ -35,6 +35,8 @@ MachineInfo machineInfo()
     info.threads = numThreads();
     const char *config = openblas_get_config();
     info.blas = (config ? std::string(config) : std::string("OpenBLAS")) + ", kernels " + blasCoreName();
+    if (const std::string timeout = blasThreadTimeout(); !timeout.empty())
+        info.blas += ", idle threads spin 2^" + timeout + " cycles";
     return info;
 }
 

@@ -9,7 +9,7 @@ struct MachineInfo {
     std::string cpuModel;
     int logicalCores = 0;
     int threads = 0;   // the core's thread pool
-    std::string blas;  // "OpenBLAS 0.3.21 (pthread)"
+    std::string blas;  // "OpenBLAS 0.3.21 ..., kernels SkylakeX, idle threads spin 2^16 cycles"
 };
 
 MachineInfo machineInfo();

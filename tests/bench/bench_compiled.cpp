@@ -73,7 +73,7 @@ void encoderCompileTime()
 
 int main(int, char **argv)
 {
-    fusescope::fixBlasCoreDetection(argv);
+    fusescope::configureBlas(argv);
     std::printf("threads %d\n", numThreads());
     pointwiseBandwidth();
     encoderCompileTime();

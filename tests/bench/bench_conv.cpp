@@ -1,6 +1,7 @@
 // The convolutions of resnet18 (batch 4) one shape at a time through
 // ops::conv2d, each beside a plain cblas_sgemm of the same GEMM size
-// (what im2col, packing and the batch loop cost on top of BLAS). The PyTorch
+// (what im2col, packing and the batch loop cost on top of BLAS), then the
+// depthwise convolutions of MobileNet v2 and v3-small (batch 1). The PyTorch
 // peer for the same shapes is tests/bench/peers/torch_conv.py.
 //
 // usage: bench_conv [REPEAT]
@@ -36,11 +37,39 @@ constexpr ConvShape kShapes[] = {
 
 constexpr int64_t kBatch = 4;
 
+struct DepthwiseShape {
+    const char *name;
+    int64_t c, hw, k, stride;
+};
+
+constexpr DepthwiseShape kDepthwise[] = {
+    {"v2 32@112 3x3", 32, 112, 3, 1},   {"v2 96@112 3x3/2", 96, 112, 3, 2}, {"v2 144@56 3x3", 144, 56, 3, 1},
+    {"v2 192@28 3x3", 192, 28, 3, 1},   {"v2 384@14 3x3", 384, 14, 3, 1},  {"v2 960@7 3x3", 960, 7, 3, 1},
+    {"v3s 16@112 3x3/2", 16, 112, 3, 2}, {"v3s 96@28 5x5/2", 96, 28, 5, 2}, {"v3s 240@14 5x5", 240, 14, 5, 1},
+    {"v3s 576@7 5x5", 576, 7, 5, 1},
+};
+
+void benchDepthwise(Generator &gen, int repeat)
+{
+    std::printf("\n%-20s %9s %9s\n", "depthwise (batch 1)", "conv ms", "GFLOP/s");
+    for (const DepthwiseShape &s : kDepthwise) {
+        const Tensor x = randn({1, s.c, s.hw, s.hw}, gen), w = randn({s.c, 1, s.k, s.k}, gen);
+        const int64_t pad = (s.k - 1) / 2, out = (s.hw + 2 * pad - s.k) / s.stride + 1;
+        double t = 1e30;
+        for (int round = 0; round < 3; ++round)
+            t = std::min(t, bench::medianSeconds(repeat, [&] {
+                (void)ops::conv2d(x, w, std::nullopt, {s.stride}, {pad}, {1}, s.c);
+            }));
+        const double flops = 2.0 * double(s.c * out * out * s.k * s.k);
+        std::printf("%-20s %9.4f %9.2f\n", s.name, t * 1e3, flops / t / 1e9);
+    }
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
-    fixBlasCoreDetection(argv);
+    configureBlas(argv);
     const int repeat = argc > 1 ? std::atoi(argv[1]) : 10;
     Generator gen(1);
     numThreads();
@@ -57,12 +86,13 @@ int main(int argc, char **argv)
                         int(k), b.data<float>(), int(n), 0.f, c.data<float>(), int(n));
         };
         double tc = 1e30, tg = 1e30;
-        for (int round = 0; round < 3; ++round) {
+        for (int round = 0; round < 3; ++round) { // alternating, so both see the same load
             tc = std::min(tc, bench::medianSeconds(repeat, conv));
             tg = std::min(tg, bench::medianSeconds(repeat, gemm));
         }
         const double flops = 2.0 * double(m * n * k);
         std::printf("%-20s %9.3f %9.3f %9.1f %7.2f\n", s.name, tc * 1e3, tg * 1e3, flops / tc / 1e9, tc / tg);
     }
+    benchDepthwise(gen, repeat);
     return 0;
 }

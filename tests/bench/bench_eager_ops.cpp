@@ -83,7 +83,7 @@ private:
 
 int main(int argc, char **argv)
 {
-    fixBlasCoreDetection(argv);
+    configureBlas(argv);
     const std::string model = argc > 1 ? argv[1] : "resnet18";
     const int repeat = argc > 2 ? std::atoi(argv[2]) : 10;
     zoo::Instance inst = zoo::create(model);

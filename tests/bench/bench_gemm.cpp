@@ -14,7 +14,7 @@ using namespace fusescope;
 
 int main(int, char **argv)
 {
-    fusescope::fixBlasCoreDetection(argv);
+    fusescope::configureBlas(argv);
     constexpr int64_t n = 1024;
     Generator gen(1);
     const Tensor a = randn({n, n}, gen), b = randn({n, n}, gen);

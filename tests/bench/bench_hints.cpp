@@ -154,7 +154,7 @@ void measureRound(zoo::Instance &inst, compiler::CompiledFunction &fn, std::vect
 
 int main(int, char **argv)
 {
-    fixBlasCoreDetection(argv);
+    configureBlas(argv);
     zoo::Instance inst = zoo::create("encoder", 0);
     compiler::CompiledFunction fn = compiler::compile(inst.model);
     fn(inst.inputs);

@@ -35,7 +35,7 @@ double triadGBs(const Tensor &a, const Tensor &b, const Tensor &c)
 
 int main(int, char **argv)
 {
-    fusescope::fixBlasCoreDetection(argv);
+    fusescope::configureBlas(argv);
     const int64_t n = int64_t(1) << 24;
     Generator gen(0);
     const Tensor a = randn({n}, gen), b = randn({n}, gen), c = randn({n}, gen);

@@ -16,7 +16,7 @@ using namespace fusescope;
 
 int main(int argc, char **argv)
 {
-    fixBlasCoreDetection(argv);
+    configureBlas(argv);
     const int repeat = argc > 1 ? std::atoi(argv[1]) : 30;
     Generator gen(1);
     numThreads();

@@ -122,7 +122,7 @@ void profiledEncoder()
 
 int main(int, char **argv)
 {
-    fixBlasCoreDetection(argv);
+    configureBlas(argv);
     scopeCost();
     profiledEncoder();
     return 0;

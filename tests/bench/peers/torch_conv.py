@@ -1,5 +1,6 @@
 """PyTorch peer of tests/bench/bench_conv.cpp: the convolutions of resnet18
-(batch 4) one shape at a time, eager, 2 threads. Benchmark only.
+(batch 4) one shape at a time, then the depthwise convolutions of MobileNet v2
+and v3-small (batch 1), eager, 2 threads. Benchmark only.
 
 usage: /opt/torchenv/bin/python torch_conv.py [--repeat N]
 """
@@ -17,6 +18,13 @@ SHAPES = [  # name, in, out, size, kernel, stride (as bench_conv.cpp)
     ("layer3 3x3 x3", 256, 256, 14, 3, 1), ("layer3 down 1x1/2", 128, 256, 28, 1, 2),
     ("layer4.0 3x3/2 x1", 256, 512, 14, 3, 2), ("layer4 3x3 x3", 512, 512, 7, 3, 1),
     ("layer4 down 1x1/2", 256, 512, 14, 1, 2),
+]
+
+DEPTHWISE = [  # name, channels, size, kernel, stride (as bench_conv.cpp)
+    ("v2 32@112 3x3", 32, 112, 3, 1), ("v2 96@112 3x3/2", 96, 112, 3, 2), ("v2 144@56 3x3", 144, 56, 3, 1),
+    ("v2 192@28 3x3", 192, 28, 3, 1), ("v2 384@14 3x3", 384, 14, 3, 1), ("v2 960@7 3x3", 960, 7, 3, 1),
+    ("v3s 16@112 3x3/2", 16, 112, 3, 2), ("v3s 96@28 5x5/2", 96, 28, 5, 2), ("v3s 240@14 5x5", 240, 14, 5, 1),
+    ("v3s 576@7 5x5", 576, 7, 5, 1),
 ]
 
 
@@ -41,6 +49,11 @@ def main():
             x, w = torch.randn(4, c, hw, hw), torch.randn(o, c, k, k)
             best = min(median_ms(lambda: F.conv2d(x, w, None, s, (k - 1) // 2), args.repeat) for _ in range(3))
             print(f"{name:20} {best:9.3f}")
+        print(f"\n{'depthwise (batch 1)':20} {'torch ms':>9}")
+        for name, c, hw, k, s in DEPTHWISE:
+            x, w = torch.randn(1, c, hw, hw), torch.randn(c, 1, k, k)
+            best = min(median_ms(lambda: F.conv2d(x, w, None, s, (k - 1) // 2, 1, c), args.repeat) for _ in range(3))
+            print(f"{name:20} {best:9.4f}")
 
 
 if __name__ == "__main__":
