@@ -249,6 +249,9 @@ private slots:
             {"depthwise asymmetric", {{2, 3, 10, 9}, {3, 1, 3, 5}, false, {2, 3}, {0, 3}, {2, 1}, 3}},
             {"depthwise pad beyond kernel", {{1, 2, 4, 4}, {2, 1, 3, 3}, true, {1, 1}, {4, 4}, {1, 1}, 2}},
             {"depthwise in bands", {{1, 2, 70, 130}, {4, 1, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 2}},
+            {"grouped 16 per group", {{1, 32, 14, 14}, {32, 16, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 2}},
+            {"grouped stride 2, 6 per group", {{2, 12, 11, 9}, {18, 4, 3, 3}, true, {2, 2}, {1, 1}, {1, 1}, 3}},
+            {"grouped dilated asymmetric", {{1, 8, 12, 10}, {8, 4, 3, 2}, false, {1, 2}, {2, 0}, {2, 1}, 2}},
         };
         for (const auto &[name, c] : cases) {
             for (const char *layout : {"contiguous", "transposed"})

@@ -3,9 +3,11 @@
 // tensors, decompositions and error messages.
 #include "optest.h"
 
+#include "core/ops/linalg.h"
 #include "core/ops/registry.h"
 #include "core/tensor/allocator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -338,6 +340,71 @@ private slots:
         const TensorList dm = OpRegistry::instance().get("aten.linear").decompose({meta(xShape, t), meta({5, 8}, t),
                                                                                    Value(meta({5}, t))});
         QCOMPARE(dm[0].sizes(), shape);
+    }
+
+    // One-row and one-column products go to gemv: every transpose, leading
+    // dims wider than the matrix, alpha, and beta 0 (c's NaNs never read) or not.
+    void vectorProducts_data()
+    {
+        QTest::addColumn<int>("m");
+        QTest::addColumn<int>("n");
+        QTest::addColumn<bool>("transA");
+        QTest::addColumn<bool>("transB");
+        QTest::addColumn<double>("beta");
+        for (const auto &[m, n] : {std::pair{1, 23}, std::pair{19, 1}, std::pair{1, 1}}) {
+            for (bool ta : {false, true}) {
+                for (bool tb : {false, true}) {
+                    for (double beta : {0.0, 0.5})
+                        QTest::newRow(qPrintable(QStringLiteral("%1x%2 %3%4 beta %5")
+                                                     .arg(m)
+                                                     .arg(n)
+                                                     .arg(ta ? "T" : "N", tb ? "T" : "N")
+                                                     .arg(beta)))
+                            << m << n << ta << tb << beta;
+                }
+            }
+        }
+    }
+    void vectorProducts()
+    {
+        QFETCH(int, m);
+        QFETCH(int, n);
+        QFETCH(bool, transA);
+        QFETCH(bool, transB);
+        QFETCH(double, beta);
+        const int64_t k = 37, pad = 3, alpha = 2;
+        // Stored shapes: op(A) = A or A^T; leading dims `pad` wider than needed.
+        const int64_t lda = (transA ? m : k) + pad, ldb = (transB ? k : n) + pad, ldc = n + pad;
+        const std::vector<double> a = input({(transA ? k : m) * lda}, DType::F64, 21).toDoubleVector();
+        const std::vector<double> b = input({(transB ? n : k) * ldb}, DType::F64, 22).toDoubleVector();
+        const std::vector<double> c0 = input({m * ldc}, DType::F64, 23).toDoubleVector();
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        auto ref = [&](int64_t i, int64_t j) {
+            double sum = 0;
+            for (int64_t p = 0; p < k; ++p)
+                sum += (transA ? a[p * lda + i] : a[i * lda + p]) * (transB ? b[j * ldb + p] : b[p * ldb + j]);
+            return alpha * sum + (beta == 0 ? 0 : beta * c0[i * ldc + j]);
+        };
+        std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end()), cf(c0.begin(), c0.end());
+        std::vector<double> cd = c0;
+        if (beta == 0) {
+            std::fill(cf.begin(), cf.end(), float(nan));
+            std::fill(cd.begin(), cd.end(), nan);
+        }
+        blas::gemm(transA, transB, m, n, k, float(alpha), af.data(), lda, bf.data(), ldb, float(beta), cf.data(), ldc);
+        blas::gemm(transA, transB, m, n, k, double(alpha), a.data(), lda, b.data(), ldb, beta, cd.data(), ldc);
+        for (int64_t i = 0; i < m; ++i) {
+            for (int64_t j = 0; j < n; ++j) {
+                const double want = ref(i, j);
+                QVERIFY2(std::abs(cd[size_t(i * ldc + j)] - want) <= 1e-9 * (1 + std::abs(want)),
+                         qPrintable(QStringLiteral("f64 (%1,%2): %3 vs %4").arg(i).arg(j).arg(cd[size_t(i * ldc + j)]).arg(want)));
+                QVERIFY2(std::abs(cf[size_t(i * ldc + j)] - want) <= 1e-4 * (1 + std::abs(want)),
+                         qPrintable(QStringLiteral("f32 (%1,%2): %3 vs %4").arg(i).arg(j).arg(cf[size_t(i * ldc + j)]).arg(want)));
+            }
+            // Padding columns of c stay untouched.
+            for (int64_t j = n; j < ldc; ++j)
+                QCOMPARE(cd[size_t(i * ldc + j)], beta == 0 ? nan : c0[size_t(i * ldc + j)]);
+        }
     }
 
     void emptyReductionDimGivesBias()
