@@ -1,5 +1,7 @@
 // Drives the real `fusescope` executable: the command-line contract of
 // shared/CLI.md is what scripts depend on, so it is tested from outside.
+#include "core/runtime/blascore.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -182,6 +184,11 @@ private slots:
         // a CPU that has AVX2 (this test itself is built for AVX2).
         const QString blas = machine.value(QLatin1String("blas")).toString();
         QVERIFY2(!blas.contains(QLatin1String("kernels Prescott")), qPrintable(blas));
+        // Where this CPU wants other kernels than OpenBLAS picks (a fallback,
+        // or Zen 4's AVX2 ones), the app runs with them.
+        const QString want = QString::fromStdString(fusescope::blasCoreOverride());
+        if (!want.isEmpty() && !qEnvironmentVariableIsSet("OPENBLAS_CORETYPE"))
+            QVERIFY2(blas.contains(QLatin1String("kernels ") + want), qPrintable(blas + QLatin1String(" wants ") + want));
         // ... and with OpenBLAS's idle threads told to stop spinning soon.
         QVERIFY2(blas.contains(QLatin1String("idle threads spin 2^")), qPrintable(blas));
     }

@@ -240,15 +240,18 @@ void fillBias(const ConvGeometry &g, const T *bias, T *out)
     });
 }
 
-// One block of a 1x1 convolution's GEMM: output channels [o0, o1) and
-// pixels [c0, c1) of one image and group.
+// One block of a convolution's GEMMs: output channels [o0, o1) and pixels
+// [c0, c1) of GEMM `gemm` (one per image and group, or per group of a band).
 struct GemmBlock {
     int64_t gemm = 0, o0 = 0, o1 = 0, c0 = 0, c1 = 0;
 };
 
-// How the GEMMs of a 1x1 convolution are cut for the pool: into about two
-// blocks per thread in all, along the pixels when a block stays at least
-// kMinBlockCols wide, else along the output channels.
+// How a convolution's GEMMs are cut for the pool: into about two blocks per
+// thread in all, along the pixels when a block stays at least kMinBlockCols
+// wide, else along the output channels. Each block is a single-threaded GEMM:
+// OpenBLAS's own threading splits narrow products badly ([512 x 49 x 4608],
+// resnet18's layer4 at batch 1, ran 3.9 ms threaded and 1.3 ms as two halves
+// on two cores) and synchronizes its threads for every small one.
 struct GemmBlocks {
     int64_t gemms = 1, rowParts = 1, colParts = 1, rows = 0, cols = 0;
 
@@ -277,28 +280,40 @@ struct GemmBlocks {
 // operand [C/groups, H*W] per group. The blocks run on the pool with
 // single-threaded BLAS: OpenBLAS runs MobileNet's small GEMMs at batch 1
 // (96x49x576) on one thread, and its idle thread spun on the other core.
-template <typename T>
-void pointwiseConv(const ConvGeometry &g, const T *x, const T *w, const T *bias, T *out)
+// fn(block) for every non-empty block, on the pool with serial BLAS.
+template <typename Fn>
+void runGemmBlocks(const GemmBlocks &blocks, Fn &&fn)
 {
-    const int64_t cols = g.cols(), cg = g.cg(), og = g.og();
-    const GemmBlocks blocks(g.in.n * g.groups, og, cols, inParallelRegion() ? 1 : numThreads());
     auto run = [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; ++i) {
             const GemmBlock b = blocks.block(i);
-            const int64_t n = b.gemm / g.groups, grp = b.gemm % g.groups, width = b.c1 - b.c0;
-            if (b.o0 >= b.o1 || width <= 0)
-                continue;
-            T *dst = out + (n * g.outC + grp * og + b.o0) * cols + b.c0;
-            for (int64_t o = b.o0; bias && o < b.o1; ++o)
-                std::fill_n(dst + (o - b.o0) * cols, width, bias[grp * og + o]);
-            blas::gemm(false, false, b.o1 - b.o0, width, cg, T(1), w + (grp * og + b.o0) * cg, cg,
-                       x + (n * g.in.c + grp * cg) * cols + b.c0, cols, T(bias ? 1 : 0), dst, cols);
+            if (b.o0 < b.o1 && b.c0 < b.c1)
+                fn(b);
         }
     };
     if (blocks.count() == 1 || inParallelRegion())
         return run(0, blocks.count());
     const SerialBlasScope serialBlas;
     parallelFor(0, blocks.count(), 1, run);
+}
+
+int poolWidth()
+{
+    return inParallelRegion() ? 1 : numThreads();
+}
+
+template <typename T>
+void pointwiseConv(const ConvGeometry &g, const T *x, const T *w, const T *bias, T *out)
+{
+    const int64_t cols = g.cols(), cg = g.cg(), og = g.og();
+    runGemmBlocks(GemmBlocks(g.in.n * g.groups, og, cols, poolWidth()), [&](const GemmBlock &b) {
+        const int64_t n = b.gemm / g.groups, grp = b.gemm % g.groups, width = b.c1 - b.c0;
+        T *dst = out + (n * g.outC + grp * og + b.o0) * cols + b.c0;
+        for (int64_t o = b.o0; bias && o < b.o1; ++o)
+            std::fill_n(dst + (o - b.o0) * cols, width, bias[grp * og + o]);
+        blas::gemm(false, false, b.o1 - b.o0, width, cg, T(1), w + (grp * og + b.o0) * cg, cg,
+                   x + (n * g.in.c + grp * cg) * cols + b.c0, cols, T(bias ? 1 : 0), dst, cols);
+    });
 }
 
 // Copies input row `src` under the taps of one kernel column: dst[o] =
@@ -409,25 +424,6 @@ void scatterImages(const ConvGeometry &g, const T *product, int64_t count, const
     });
 }
 
-// fn(group) for every group. Groups run on the pool, one single-threaded
-// GEMM each: RegNet's grouped convolutions at batch 1 are 10-25 GEMMs of
-// 16 x 49..196 x 144, each too small for BLAS to thread, and ran one after
-// another on one core.
-template <typename Fn>
-void forEachGroup(int64_t groups, Fn &&fn)
-{
-    if (groups == 1 || inParallelRegion()) {
-        for (int64_t grp = 0; grp < groups; ++grp)
-            fn(grp);
-        return;
-    }
-    const SerialBlasScope serialBlas;
-    parallelFor(0, groups, 1, [&](int64_t g0, int64_t g1) {
-        for (int64_t grp = g0; grp < g1; ++grp)
-            fn(grp);
-    });
-}
-
 // The im2col buffer stays within a few tens of MiB.
 constexpr int64_t kMaxColElements = int64_t(8) << 20;
 
@@ -462,9 +458,10 @@ void convImagesBatched(const ConvGeometry &g, const T *x, const T *w, const T *b
     for (int64_t n0 = 0; n0 < g.in.n; n0 += batch) {
         const int64_t count = std::min(batch, g.in.n - n0), width = count * cols;
         im2col(g, x + n0 * g.in.c * g.in.plane(), count, {0, g.h.out}, col, spansW);
-        forEachGroup(g.groups, [&](int64_t grp) {
-            blas::gemm(false, false, og, width, k, T(1), w + grp * og * k, k, col + grp * k * width, width, T(0),
-                       prod + grp * og * width, width);
+        runGemmBlocks(GemmBlocks(g.groups, og, width, poolWidth()), [&](const GemmBlock &b) {
+            blas::gemm(false, false, b.o1 - b.o0, b.c1 - b.c0, k, T(1), w + (b.gemm * og + b.o0) * k, k,
+                       col + b.gemm * k * width + b.c0, width, T(0), prod + (b.gemm * og + b.o0) * width + b.c0,
+                       width);
         });
         scatterImages(g, prod, count, bias, out + n0 * g.outC * cols);
     }
@@ -486,9 +483,11 @@ void convImageBands(const ConvGeometry &g, const T *x, const T *w, const T *bias
             const Band band{oh, std::min(oh + bandRows, g.h.out)};
             const int64_t pixels = (band.end - band.begin) * g.w.out;
             im2col(g, x + n * g.in.c * g.in.plane(), 1, band, col, spansW);
-            forEachGroup(g.groups, [&](int64_t grp) {
-                blas::gemm(false, false, og, pixels, k, T(1), w + grp * og * k, k, col + grp * k * pixels, pixels,
-                           T(bias ? 1 : 0), out + (n * g.outC + grp * og) * cols + oh * g.w.out, cols);
+            T *dst = out + n * g.outC * cols + oh * g.w.out;
+            runGemmBlocks(GemmBlocks(g.groups, og, pixels, poolWidth()), [&](const GemmBlock &b) {
+                blas::gemm(false, false, b.o1 - b.o0, b.c1 - b.c0, k, T(1), w + (b.gemm * og + b.o0) * k, k,
+                           col + b.gemm * k * pixels + b.c0, pixels, T(bias ? 1 : 0),
+                           dst + (b.gemm * og + b.o0) * cols + b.c0, cols);
             });
         }
     }

@@ -6,6 +6,10 @@
 #include <cstring>
 #include <unistd.h>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 extern "C" char *openblas_get_corename(void);
 
 namespace fusescope {
@@ -29,6 +33,36 @@ bool isFallbackCore(const std::string &name)
     return false;
 }
 
+bool isAvx512Core(const std::string &name)
+{
+    for (const char *core : {"SkylakeX", "Cooperlake", "SapphireRapids"}) {
+        if (strcasecmp(name.c_str(), core) == 0)
+            return true;
+    }
+    return false;
+}
+
+// AMD family 19h with AVX-512 is Zen 4, which runs a 512-bit FMA as two
+// 256-bit halves. OpenBLAS 0.3.21 gives it its Cooperlake (AVX-512) kernels;
+// the Haswell (AVX2) ones measured faster there: sgemm 1024^3 on 2 threads
+// 202 -> 214 GFLOP/s, compiled mlp 17.6 -> 16.3 ms, resnet18 (ONNX, batch 1)
+// 26.6 -> 25.7 ms (docs/performance.md).
+bool isZen4()
+{
+#if defined(__x86_64__)
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx) || ebx != 0x68747541) // "Auth" of AuthenticAMD
+        return false;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx))
+        return false;
+    const unsigned base = (eax >> 8) & 0xf, family = base == 0xf ? base + ((eax >> 20) & 0xff) : base;
+    __builtin_cpu_init();
+    return family == 0x19 && __builtin_cpu_supports("avx512f");
+#else
+    return false;
+#endif
+}
+
 } // namespace
 
 std::string blasCoreName()
@@ -40,7 +74,10 @@ std::string blasCoreName()
 std::string blasCoreOverride()
 {
 #if defined(__x86_64__)
-    if (!isFallbackCore(blasCoreName()))
+    const std::string core = blasCoreName();
+    if (isZen4() && isAvx512Core(core))
+        return "Haswell";
+    if (!isFallbackCore(core))
         return {};
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))

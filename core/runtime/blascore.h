@@ -12,7 +12,8 @@ namespace fusescope {
 // (OPENBLAS_THREAD_TIMEOUT).
 
 // The core type this CPU should use when OpenBLAS fell back to a generic
-// kernel set ("SkylakeX", "Haswell"), or empty when its own choice is fine.
+// kernel set ("SkylakeX", "Haswell") or chose AVX-512 kernels for an AMD Zen 4
+// ("Haswell", faster there), or empty when its own choice is fine.
 std::string blasCoreOverride();
 std::string blasCoreName();
 
