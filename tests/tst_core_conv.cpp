@@ -252,6 +252,8 @@ private slots:
             {"grouped 16 per group", {{1, 32, 14, 14}, {32, 16, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 2}},
             {"grouped stride 2, 6 per group", {{2, 12, 11, 9}, {18, 4, 3, 3}, true, {2, 2}, {1, 1}, {1, 1}, 3}},
             {"grouped dilated asymmetric", {{1, 8, 12, 10}, {8, 4, 3, 2}, false, {1, 2}, {2, 0}, {2, 1}, 2}},
+            {"depthwise 5x5 channels-last", {{2, 40, 9, 7}, {40, 1, 5, 5}, true, {1, 1}, {2, 1}, {1, 1}, 40}},
+            {"depthwise 5x5 channels-last dilated", {{1, 33, 12, 11}, {33, 1, 5, 5}, false, {1, 1}, {3, 0}, {2, 1}, 33}},
         };
         for (const auto &[name, c] : cases) {
             for (const char *layout : {"contiguous", "transposed"})
