@@ -1,10 +1,10 @@
-// The convolutions of resnet18 (batch 4) one shape at a time through
+// The convolutions of resnet18 (batch 4, or BATCH) one shape at a time through
 // ops::conv2d, each beside a plain cblas_sgemm of the same GEMM size
 // (what im2col, packing and the batch loop cost on top of BLAS), then the
 // depthwise convolutions of MobileNet v2 and v3-small (batch 1). The PyTorch
 // peer for the same shapes is tests/bench/peers/torch_conv.py.
 //
-// usage: bench_conv [REPEAT]
+// usage: bench_conv [REPEAT] [BATCH]
 #include "benchutil.h"
 
 #include "core/ops/conv.h"
@@ -35,7 +35,6 @@ constexpr ConvShape kShapes[] = {
     {"layer4 down 1x1/2", 256, 512, 14, 1, 2},
 };
 
-constexpr int64_t kBatch = 4;
 
 struct DepthwiseShape {
     const char *name;
@@ -71,13 +70,14 @@ int main(int argc, char **argv)
 {
     configureBlas(argv);
     const int repeat = argc > 1 ? std::atoi(argv[1]) : 10;
+    const int64_t batch = argc > 2 ? std::atoll(argv[2]) : 4;
     Generator gen(1);
     numThreads();
-    std::printf("%-20s %9s %9s %9s %7s\n", "conv", "conv ms", "gemm ms", "GFLOP/s", "ratio");
+    std::printf("%-20s %9s %9s %9s %7s  (batch %lld)\n", "conv", "conv ms", "gemm ms", "GFLOP/s", "ratio", static_cast<long long>(batch));
     for (const ConvShape &s : kShapes) {
-        const Tensor x = randn({kBatch, s.c, s.hw, s.hw}, gen), w = randn({s.o, s.c, s.k, s.k}, gen);
+        const Tensor x = randn({batch, s.c, s.hw, s.hw}, gen), w = randn({s.o, s.c, s.k, s.k}, gen);
         const int64_t pad = (s.k - 1) / 2, out = (s.hw + 2 * pad - s.k) / s.stride + 1;
-        const int64_t m = s.o, n = kBatch * out * out, k = s.c * s.k * s.k;
+        const int64_t m = s.o, n = batch * out * out, k = s.c * s.k * s.k;
         const Tensor a = randn({m, k}, gen), b = randn({k, n}, gen);
         Tensor c = Tensor::empty({m, n});
         auto conv = [&] { (void)ops::conv2d(x, w, std::nullopt, {s.stride}, {pad}); };
