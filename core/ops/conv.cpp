@@ -505,10 +505,16 @@ constexpr int64_t kTileColBytes = int64_t(1) << 20; // half of a 2 MiB L2
 // A tile must be wide enough for BLAS to run at speed.
 constexpr int64_t kMinTilePixels = 192;
 
+// Rows per tile: as many as fit kTileColBytes, then fewer so that the tiles
+// of the whole batch split evenly over the pool's threads (resnet18's layer1
+// at batch 1 was 7 tiles of 8 rows: one thread ran 4 while the other ran 3).
 int64_t tileRows(const ConvGeometry &g, size_t itemSize)
 {
     const int64_t perRow = std::max<int64_t>(g.in.c * g.taps() * g.w.out * int64_t(itemSize), 1);
-    return std::clamp<int64_t>(kTileColBytes / perRow, 1, std::max<int64_t>(g.h.out, 1));
+    const int64_t outRows = std::max<int64_t>(g.h.out, 1), images = std::max<int64_t>(g.in.n, 1);
+    const int64_t rows = std::clamp<int64_t>(kTileColBytes / perRow, 1, outRows);
+    const int64_t threads = poolWidth(), tiles = ceilDiv(images * ceilDiv(outRows, rows), threads) * threads;
+    return ceilDiv(outRows, ceilDiv(tiles, images));
 }
 
 // Tiles pay when every thread gets a few of them and each is wide enough.
