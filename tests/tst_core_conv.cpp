@@ -253,6 +253,9 @@ private slots:
             {"grouped stride 2, 6 per group", {{2, 12, 11, 9}, {18, 4, 3, 3}, true, {2, 2}, {1, 1}, {1, 1}, 3}},
             {"grouped dilated asymmetric", {{1, 8, 12, 10}, {8, 4, 3, 2}, false, {1, 2}, {2, 0}, {2, 1}, 2}},
             {"depthwise 5x5 channels-last", {{2, 40, 9, 7}, {40, 1, 5, 5}, true, {1, 1}, {2, 1}, {1, 1}, 40}},
+            {"winograd", {{2, 16, 17, 23}, {20, 16, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 1}},
+            {"winograd unpadded", {{1, 24, 30, 31}, {16, 24, 3, 3}, false, {1, 1}, {0, 0}, {1, 1}, 1}},
+            {"winograd asymmetric pad", {{4, 16, 12, 14}, {17, 16, 3, 3}, true, {1, 1}, {2, 0}, {1, 1}, 1}},
             {"depthwise 5x5 channels-last dilated", {{1, 33, 12, 11}, {33, 1, 5, 5}, false, {1, 1}, {3, 0}, {2, 1}, 33}},
         };
         for (const auto &[name, c] : cases) {
