@@ -456,17 +456,22 @@ private slots:
                  2.0 * (2 * 4 * 8 * 8) * (3 * 3 * 3));
     }
 
-    // Which kernel ran shows in the profiler.
+    // Which kernel ran shows in the profiler, under the algorithm's name.
     void kernelEvents()
     {
-        const Tensor x = zeros({1, 4, 6, 6});
+        const Tensor x = zeros({1, 4, 6, 6}), small = zeros({1, 32, 14, 14}), wide = zeros({1, 32, 24, 24});
         const std::vector<std::string> ran = kernelsDuring([&] {
             ops::conv2d(x, zeros({4, 1, 3, 3}), std::nullopt, {1, 1}, {0, 0}, {1, 1}, 4);
+            ops::conv2d(small, zeros({32, 1, 5, 5}), std::nullopt, {1, 1}, {2, 2}, {1, 1}, 32);
             ops::conv2d(x, zeros({2, 4, 1, 1}));
+            ops::conv2d(wide, zeros({32, 16, 3, 3}), std::nullopt, {1, 1}, {1, 1}, {1, 1}, 2);
+            ops::conv2d(wide, zeros({32, 32, 3, 3}), std::nullopt, {1, 1}, {1, 1});
             ops::conv2d(x, zeros({2, 4, 3, 3}));
+            ops::conv2d(x.to(DType::F64), zeros({32, 4, 3, 3}, DType::F64), std::nullopt, {1, 1}, {1, 1});
         });
-        QCOMPARE(ran,
-                 (std::vector<std::string>{"conv2d_depthwise", "conv2d_1x1_gemm", "conv2d_im2col_gemm"}));
+        QCOMPARE(ran, (std::vector<std::string>{"conv2d_depthwise", "conv2d_depthwise_channels_last",
+                                                "conv2d_1x1_gemm", "conv2d_grouped_direct", "conv2d_winograd",
+                                                "conv2d_im2col_gemm", "conv2d_im2col_gemm"}));
     }
 
     void errors()

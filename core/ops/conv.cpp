@@ -949,37 +949,65 @@ bool useWinograd(const ConvGeometry &g)
     return g.groups == 1 && plain3(g.h) && plain3(g.w) && winograd::worthIt(winogradProblem(g));
 }
 
+// The kernels conv2d chooses from, each named in the profiler as it runs.
+enum class ConvAlgorithm { BiasOnly, Depthwise, DepthwiseChannelsLast, Pointwise, GroupedDirect, Winograd, Im2col };
+
+const char *algorithmName(ConvAlgorithm a)
+{
+    switch (a) {
+    case ConvAlgorithm::BiasOnly: return "conv2d_bias";
+    case ConvAlgorithm::Depthwise: return "conv2d_depthwise";
+    case ConvAlgorithm::DepthwiseChannelsLast: return "conv2d_depthwise_channels_last";
+    case ConvAlgorithm::Pointwise: return "conv2d_1x1_gemm";
+    case ConvAlgorithm::GroupedDirect: return "conv2d_grouped_direct";
+    case ConvAlgorithm::Winograd: return "conv2d_winograd";
+    case ConvAlgorithm::Im2col: return "conv2d_im2col_gemm";
+    }
+    return "conv2d";
+}
+
+// The register-blocked kernels are f32 only (f16/bf16 compute in f32).
+ConvAlgorithm chooseAlgorithm(const ConvGeometry &g, bool f32)
+{
+    const bool pointwise = g.taps() == 1 && g.h.stride == 1 && g.w.stride == 1 && g.h.pad == 0 && g.w.pad == 0;
+    if (g.cg() == 0)
+        return ConvAlgorithm::BiasOnly;
+    if (g.cg() == 1 && g.groups > 1)
+        return f32 && useChannelsLast(g) ? ConvAlgorithm::DepthwiseChannelsLast : ConvAlgorithm::Depthwise;
+    if (pointwise)
+        return ConvAlgorithm::Pointwise;
+    if (f32 && useGroupedDirect(g))
+        return ConvAlgorithm::GroupedDirect;
+    if (f32 && useWinograd(g))
+        return ConvAlgorithm::Winograd;
+    return ConvAlgorithm::Im2col;
+}
+
 template <typename T>
 void runConv(const ConvGeometry &g, const Tensor &x, const Tensor &w, const Tensor &bias, const Tensor &out)
 {
     const T *px = x.data<T>(), *pw = w.data<T>(), *pb = bias.defined() ? bias.data<T>() : nullptr;
     T *po = out.data<T>();
-    const bool pointwise = g.taps() == 1 && g.h.stride == 1 && g.w.stride == 1 && g.h.pad == 0 && g.w.pad == 0;
-    const bool depthwise = g.cg() == 1 && g.groups > 1;
+    const ConvAlgorithm algorithm = chooseAlgorithm(g, std::is_same_v<T, float>);
     KernelEvent event;
-    event.name = depthwise ? "conv2d_depthwise" : pointwise ? "conv2d_1x1_gemm" : "conv2d_im2col_gemm";
+    event.name = algorithmName(algorithm);
     event.cost.flops = 2.0 * static_cast<double>(out.numel()) * static_cast<double>(g.k());
     const KernelScope scope(event);
-    if (g.cg() == 0)
-        fillBias(g, pb, po);
-    else if (depthwise) {
-        if constexpr (std::is_same_v<T, float>) {
-            if (useChannelsLast(g))
-                return depthwiseChannelsLast(g, px, pw, pb, po);
-        }
-        depthwiseConv(g, px, pw, pb, po, out.dtype());
+    switch (algorithm) {
+    case ConvAlgorithm::BiasOnly: return fillBias(g, pb, po);
+    case ConvAlgorithm::Depthwise: return depthwiseConv(g, px, pw, pb, po, out.dtype());
+    case ConvAlgorithm::Pointwise: return pointwiseConv(g, px, pw, pb, po);
+    case ConvAlgorithm::Im2col: return im2colConv(g, px, pw, pb, po, out.dtype());
+    default: break;
     }
-    else if (pointwise)
-        pointwiseConv(g, px, pw, pb, po);
-    else if constexpr (std::is_same_v<T, float>) {
-        if (useGroupedDirect(g))
+    if constexpr (std::is_same_v<T, float>) {
+        if (algorithm == ConvAlgorithm::DepthwiseChannelsLast)
+            depthwiseChannelsLast(g, px, pw, pb, po);
+        else if (algorithm == ConvAlgorithm::GroupedDirect)
             groupedDirectConv(g, px, pw, pb, po);
-        else if (useWinograd(g))
-            winograd::conv3x3(winogradProblem(g), px, pw, pb, po);
         else
-            im2colConv(g, px, pw, pb, po, out.dtype());
-    } else
-        im2colConv(g, px, pw, pb, po, out.dtype());
+            winograd::conv3x3(winogradProblem(g), px, pw, pb, po);
+    }
 }
 
 // f16/bf16 compute in f32.

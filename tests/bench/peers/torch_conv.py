@@ -1,8 +1,8 @@
 """PyTorch peer of tests/bench/bench_conv.cpp: the convolutions of resnet18
-(batch 4) one shape at a time, then the depthwise convolutions of MobileNet v2
+(batch 4, or --batch) one shape at a time, then the depthwise convolutions of MobileNet v2
 and v3-small (batch 1), eager, 2 threads. Benchmark only.
 
-usage: /opt/torchenv/bin/python torch_conv.py [--repeat N]
+usage: /opt/torchenv/bin/python torch_conv.py [--repeat N] [--batch B]
 """
 import argparse
 import statistics
@@ -41,12 +41,13 @@ def median_ms(fn, repeat):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--batch", type=int, default=4)
     args = ap.parse_args()
     torch.set_num_threads(2)
-    print(f"{'conv':20} {'torch ms':>9}")
+    print(f"{'conv':20} {'torch ms':>9}  (batch {args.batch})")
     with torch.no_grad():
         for name, c, o, hw, k, s in SHAPES:
-            x, w = torch.randn(4, c, hw, hw), torch.randn(o, c, k, k)
+            x, w = torch.randn(args.batch, c, hw, hw), torch.randn(o, c, k, k)
             best = min(median_ms(lambda: F.conv2d(x, w, None, s, (k - 1) // 2), args.repeat) for _ in range(3))
             print(f"{name:20} {best:9.3f}")
         print(f"\n{'depthwise (batch 1)':20} {'torch ms':>9}")
