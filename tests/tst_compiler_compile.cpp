@@ -8,6 +8,7 @@
 #include "core/tensor/factory.h"
 #include "core/zoo/zoo.h"
 
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -420,6 +421,39 @@ private slots:
             unsetenv("CXX");
         else
             setenv("CXX", old.c_str(), 1);
+    }
+
+    // Two processes compiling the same kernel into a cold cache at once: each
+    // compiles its own copy of the source. The compiler here fails if its
+    // source file changes while it runs, which a shared path allowed.
+    void concurrentProcessesCompileTheSameKernel()
+    {
+        QTemporaryDir dir;
+        const QString script = dir.filePath(QStringLiteral("watchful-cxx"));
+        QFile f(script);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("#!/bin/sh\nif [ \"$1\" = --version ]; then exec c++ --version; fi\n"
+                "for a; do src=$a; done\nbefore=$(stat -c %y \"$src\")\nsleep 1\n"
+                "[ \"$before\" = \"$(stat -c %y \"$src\")\" ] || { echo \"$src:1:1: error: rewritten\" >&2; exit 1; }\n"
+                "exec c++ \"$@\"\n");
+        f.close();
+        f.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("CXX"), script);
+        env.insert(QStringLiteral("XDG_CACHE_HOME"), dir.filePath(QStringLiteral("cache")));
+        QProcess first, second;
+        for (QProcess *p : {&first, &second}) {
+            p->setProcessEnvironment(env);
+            p->start(QStringLiteral(FUSESCOPE_BINARY), {QStringLiteral("run"), QStringLiteral("softmax_ln"),
+                                                        QStringLiteral("--compile"), QStringLiteral("--repeat"),
+                                                        QStringLiteral("1")});
+            QVERIFY(p->waitForStarted());
+            QTest::qWait(300); // the second one writes its source while the first compiles
+        }
+        for (QProcess *p : {&first, &second}) {
+            QVERIFY(p->waitForFinished(120'000));
+            QVERIFY2(p->exitCode() == 0, p->readAllStandardError().constData());
+        }
     }
 
     void noCompilerEnvironmentForcesTheInterpreter()

@@ -449,8 +449,12 @@ private slots:
             ops::bmm(zeros({2, 2, 3}, DType::F64), zeros({2, 3, 4}, DType::F64));
             ops::linear(zeros({2, 3}, DType::F16), zeros({4, 3}, DType::F16));
             ops::mm(zeros({2, 3}, DType::I64), zeros({3, 4}, DType::I64));
+            ops::mm(zeros({1, 3}), zeros({3, 4}));                   // one row: gemv
+            ops::matmul(zeros({2, 5, 3}, DType::F64), zeros({3}, DType::F64)); // one column: gemv
+            ops::matmul(zeros({2, 1, 3}), zeros({3, 4}));            // rows folded into one GEMM of 2
         });
-        QCOMPARE(names, (std::vector<std::string>{"cblas_sgemm", "cblas_dgemm", "cblas_sgemm", "gemm_integer_loop"}));
+        QCOMPARE(names, (std::vector<std::string>{"cblas_sgemm", "cblas_dgemm", "cblas_sgemm", "gemm_integer_loop",
+                                                  "cblas_sgemv", "cblas_dgemv", "cblas_sgemm"}));
     }
 
     void errors()

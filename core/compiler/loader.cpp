@@ -141,7 +141,11 @@ LoadedModule loadModule(const Toolchain &tc, const std::string &source, const st
     m.objectPath = base + ".so";
     m.fromCache = fs::exists(m.objectPath);
     if (!m.fromCache) {
-        const std::string src = base + ".cpp", tmp = base + ".so.tmp" + std::to_string(getpid()), logPath = base + ".log";
+        // Per-process source and log: a process compiling the same kernel at
+        // the same time would otherwise rewrite the source under this one's compiler.
+        const std::string pid = std::to_string(getpid());
+        const std::string src = base + "." + pid + ".cpp", logPath = base + "." + pid + ".log";
+        const std::string tmp = base + ".so.tmp" + pid;
         std::ofstream(src) << source;
         std::vector<std::string> argv{tc.compiler};
         argv.insert(argv.end(), tc.flags.begin(), tc.flags.end());
@@ -151,7 +155,10 @@ LoadedModule loadModule(const Toolchain &tc, const std::string &source, const st
         fs::rename(tmp, m.objectPath, ec); // atomic: a concurrent process sees all or nothing
         if (ec)
             throw Error("load: cannot write " + m.objectPath + ": " + ec.message());
-        log.push_back("compiled " + src + " with " + tc.compiler + " " + flags);
+        // The source stays next to the object for whoever reads the generated code.
+        fs::rename(src, base + ".cpp", ec);
+        fs::rename(logPath, base + ".log", ec);
+        log.push_back("compiled " + base + ".cpp with " + tc.compiler + " " + flags);
     } else {
         log.push_back("cache hit: " + m.objectPath);
     }

@@ -313,12 +313,18 @@ void blasGemm(const Tensor &a0, const Tensor &b0, const Tensor &out0, double alp
         restPool();
     const Shape batch = batchOf(out0);
     const int64_t m = out0.size(-2), n = out0.size(-1), k = a0.size(-1);
-    const KernelEvent event = gemmEvent(std::is_same_v<T, float> ? "cblas_sgemm" : "cblas_dgemm", out0, k);
-    const KernelScope scope(event);
     Tensor a = broadcastTo(blasReady(a0), withMatrix(batch, m, k));
     Tensor b = broadcastTo(blasReady(b0), withMatrix(batch, k, n));
     Tensor out = out0;
-    if (foldBatchIntoRows(a, b, out)) {
+    const bool folded = foldBatchIntoRows(a, b, out);
+    // Named after what BLAS runs: one-row and one-column products are gemv (vectorProduct).
+    const bool vector = k > 0 && (n == 1 || (folded ? out.size(0) : m) == 1);
+    const bool f32 = std::is_same_v<T, float>;
+    const KernelEvent event = gemmEvent(vector ? (f32 ? "cblas_sgemv" : "cblas_dgemv")
+                                               : (f32 ? "cblas_sgemm" : "cblas_dgemm"),
+                                        out0, k);
+    const KernelScope scope(event);
+    if (folded) {
         const BlasProblem p{blasOperand(a), blasOperand(b), out.size(0), n, k};
         blasMatrix<T>(p, a.data<T>(), b.data<T>(), out.data<T>(), T(alpha), T(beta));
         return;
