@@ -8,6 +8,7 @@
 #include "core/tensor/factory.h"
 #include "core/zoo/zoo.h"
 
+#include <QFile>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
@@ -22,6 +23,19 @@ using namespace fusescope;
 using namespace fusescope::compiler;
 
 namespace {
+
+// An executable shell script in `dir`, standing in for the C++ compiler ($CXX).
+QString fakeCompiler(const QTemporaryDir &dir, const char *body)
+{
+    const QString script = dir.filePath(QStringLiteral("fake-cxx"));
+    QFile f(script);
+    if (!f.open(QIODevice::WriteOnly))
+        return {};
+    f.write(body);
+    f.close();
+    f.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    return script;
+}
 
 double maxAbs(const Tensor &t)
 {
@@ -398,13 +412,9 @@ private slots:
     void compilerFailureNamesSourceAndError()
     {
         QTemporaryDir dir;
-        const QString script = dir.filePath(QStringLiteral("fake-cxx"));
-        QFile f(script);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write("#!/bin/sh\nif [ \"$1\" = --version ]; then echo fake-cxx 1.0; exit 0; fi\n"
-                "echo 'kernel.cpp:3:7: error: expected something' >&2\nexit 1\n");
-        f.close();
-        f.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        const QString script = fakeCompiler(dir, "#!/bin/sh\nif [ \"$1\" = --version ]; then echo fake-cxx 1.0; exit 0; fi\n"
+                                                 "echo 'kernel.cpp:3:7: error: expected something' >&2\nexit 1\n");
+        QVERIFY(!script.isEmpty());
         const std::string old = std::getenv("CXX") ? std::getenv("CXX") : "";
         setenv("CXX", script.toLocal8Bit().constData(), 1);
         Generator gen(5);
@@ -429,15 +439,12 @@ private slots:
     void concurrentProcessesCompileTheSameKernel()
     {
         QTemporaryDir dir;
-        const QString script = dir.filePath(QStringLiteral("watchful-cxx"));
-        QFile f(script);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write("#!/bin/sh\nif [ \"$1\" = --version ]; then exec c++ --version; fi\n"
-                "for a; do src=$a; done\nbefore=$(stat -c %y \"$src\")\nsleep 1\n"
-                "[ \"$before\" = \"$(stat -c %y \"$src\")\" ] || { echo \"$src:1:1: error: rewritten\" >&2; exit 1; }\n"
-                "exec c++ \"$@\"\n");
-        f.close();
-        f.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        const QString script = fakeCompiler(
+            dir, "#!/bin/sh\nif [ \"$1\" = --version ]; then exec c++ --version; fi\n"
+                 "for a; do src=$a; done\nbefore=$(stat -c %y \"$src\")\nsleep 1\n"
+                 "[ \"$before\" = \"$(stat -c %y \"$src\")\" ] || { echo \"$src:1:1: error: rewritten\" >&2; exit 1; }\n"
+                 "exec c++ \"$@\"\n");
+        QVERIFY(!script.isEmpty());
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("CXX"), script);
         env.insert(QStringLiteral("XDG_CACHE_HOME"), dir.filePath(QStringLiteral("cache")));
