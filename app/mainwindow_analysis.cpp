@@ -117,7 +117,7 @@ void MainWindow::connectAnalysisViews()
         m_tabs->setCurrentIndex(TimelineTab);
         m_timeline->zoomToRange(e.start, e.end() + std::max<int64_t>(1, e.duration));
         m_timeline->selectEvent(event);
-        m_inspector->showEvent(m_document, 0, event);
+        m_inspector->showTraceEvent(m_document, 0, event);
     });
     connect(m_rangeStats, &RangeStatsView::eventsRequested, this, &MainWindow::showEvents);
     connect(m_memoryView, &MemoryView::timeRangeRequested, this, [this](qint64 t0, qint64 t1) {

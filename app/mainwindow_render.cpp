@@ -178,7 +178,7 @@ bool MainWindow::renderTimeline(const QString &dir, QStringList &written, QStrin
     }
     if (longest.valid()) {
         m_timeline->selectEvent(longest);
-        m_inspector->showEvent(m_document, 0, longest);
+        m_inspector->showTraceEvent(m_document, 0, longest);
     }
     m_timeline->resetZoom();
     m_docks[4]->raise(); // the hints, beside the run they are about

@@ -38,7 +38,7 @@ profiler::EventId firstKernelNamed(const profiler::Trace &trace, const profiler:
 
 void MainWindow::onTimelineEventSelected(int run, profiler::EventId id)
 {
-    m_inspector->showEvent(timelineDocument(), run, id);
+    m_inspector->showTraceEvent(timelineDocument(), run, id);
     // The graphs, code and statistics are the shown run's: an eager event has no kernel there.
     if (m_following || !m_document || !m_document->trace || timelineDocument() != m_document)
         return;

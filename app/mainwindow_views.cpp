@@ -302,7 +302,7 @@ void MainWindow::showEvidence(const std::vector<profiler::EventId> &events, cons
         m_tabs->setCurrentIndex(TimelineTab);
         m_timeline->zoomToRange(t0, std::max(t1, t0 + 1));
         m_timeline->selectEvent(events.front());
-        m_inspector->showEvent(m_document, 0, events.front());
+        m_inspector->showTraceEvent(m_document, 0, events.front());
     }
     if (!nodes.empty() && m_capturedView->graph()) {
         m_capturedView->highlightNodes(nodes);

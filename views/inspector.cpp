@@ -172,7 +172,7 @@ void Inspector::showModule(std::shared_ptr<const Document> document, int stage, 
     m_tree->expandToDepth(0);
 }
 
-void Inspector::showEvent(std::shared_ptr<const Document> document, int run, profiler::EventId id)
+void Inspector::showTraceEvent(std::shared_ptr<const Document> document, int run, profiler::EventId id)
 {
     m_document = std::move(document);
     const profiler::Trace *trace = m_document ? m_document->trace.get() : nullptr;

@@ -24,7 +24,7 @@ public:
                     const QList<int> &members);
     // An event of a trace's run: name, kind, track, start, duration, args,
     // flows, and the graph nodes a compiled kernel computed (click to go there).
-    void showEvent(std::shared_ptr<const Document> document, int run, profiler::EventId event);
+    void showTraceEvent(std::shared_ptr<const Document> document, int run, profiler::EventId event);
     // "name" → "value" of the top-level rows, for tests and copy.
     QString value(const QString &key) const;
     QTreeWidget *tree() const { return m_tree; }
