@@ -278,10 +278,6 @@ struct GemmBlocks {
     }
 };
 
-// 1x1, stride 1, no padding: the input image is already the GEMM's right
-// operand [C/groups, H*W] per group. The blocks run on the pool with
-// single-threaded BLAS: OpenBLAS runs MobileNet's small GEMMs at batch 1
-// (96x49x576) on one thread, and its idle thread spun on the other core.
 // fn(block) for every non-empty block, on the pool with serial BLAS.
 template <typename Fn>
 void runGemmBlocks(const GemmBlocks &blocks, Fn &&fn)
@@ -304,6 +300,10 @@ int poolWidth()
     return inParallelRegion() ? 1 : numThreads();
 }
 
+// 1x1, stride 1, no padding: the input image is already the GEMM's right
+// operand [C/groups, H*W] per group. The blocks run on the pool with
+// single-threaded BLAS: OpenBLAS runs MobileNet's small GEMMs at batch 1
+// (96x49x576) on one thread, and its idle thread spun on the other core.
 template <typename T>
 void pointwiseConv(const ConvGeometry &g, const T *x, const T *w, const T *bias, T *out)
 {
