@@ -120,9 +120,21 @@ private slots:
         QVERIFY(view.model(CompareModel::OpsTable)->headerData(CompareModel::BaseTimeColumn, Qt::Horizontal)
                     .toString().contains(QLatin1String("eager")));
         QVERIFY(view.summaryText().contains(QLatin1String("compiled")));
-        QVERIFY2(view.summaryText().contains(QLatin1String("faster")) ||
-                     view.summaryText().contains(QLatin1String("slower")),
+        // The verdict is the measured speedup's (compiled may be faster, slower or
+        // within 0.5% of eager on a given machine), in bold after the two medians.
+        QVERIFY(c.speedup > 0);
+        QVERIFY2(view.summaryText().contains(QStringLiteral(", <b>%1</b>").arg(formatSpeedup(c.speedup))),
                  qPrintable(view.summaryText()));
+    }
+
+    // The verdict's words: within 0.5% is "same", else the factor either way.
+    void speedupWords()
+    {
+        QCOMPARE(formatSpeedup(2.0), QStringLiteral("2.00× faster"));
+        QCOMPARE(formatSpeedup(0.5), QStringLiteral("2.00× slower"));
+        QCOMPARE(formatSpeedup(1.004), QStringLiteral("same"));
+        QCOMPARE(formatSpeedup(0.996), QStringLiteral("same"));
+        QCOMPARE(formatSpeedup(0), QString());
     }
 
     // The proxies sort by raw numbers: the biggest saving first when Δ ascends.
