@@ -1,6 +1,7 @@
 #include "profiler/compare.h"
 
 #include "core/compiler/graph_json.h"
+#include "core/runtime/machine.h"
 
 #include <algorithm>
 #include <cmath>
@@ -48,16 +49,13 @@ void addTo(DeltaRow &row, bool base, double calls, double ns)
 // would charge that to every step.
 double typicalStepNs(const CompareSide &side)
 {
-    std::vector<int64_t> steps;
+    std::vector<double> steps;
     for (const Event &e : side.run->events) {
         if (e.kind == EventKind::Step)
-            steps.push_back(e.duration);
+            steps.push_back(double(e.duration));
     }
-    if (!steps.empty()) {
-        std::sort(steps.begin(), steps.end());
-        const size_t mid = steps.size() / 2;
-        return steps.size() % 2 ? double(steps[mid]) : (double(steps[mid - 1]) + double(steps[mid])) / 2;
-    }
+    if (!steps.empty())
+        return medianOf(std::move(steps));
     if (side.run->summary.durationNs > 0)
         return double(side.run->summary.durationNs);
     int64_t end = 0;

@@ -26,11 +26,6 @@ const Tensor &arg(const Args &a, size_t i)
     return a[i].toTensor();
 }
 
-int64_t ceilDiv(int64_t a, int64_t b)
-{
-    return (a + b - 1) / b;
-}
-
 // Rounds toward minus infinity (PyTorch's div_rtn), for negative spans too.
 int64_t floorDiv(int64_t a, int64_t b)
 {

@@ -28,11 +28,6 @@ const Tensor &arg(const Args &a, size_t i)
 
 using loops::contiguousAs;
 
-int64_t ceilDiv(int64_t a, int64_t b)
-{
-    return (a + b - 1) / b;
-}
-
 // --- element conversion ------------------------------------------------------------
 
 // Half::operator float lives in another translation unit; this inline form

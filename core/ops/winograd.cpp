@@ -23,11 +23,6 @@ constexpr int64_t kChunkTiles = 512; // output tiles per chunk: GEMMs of [outC x
 constexpr int64_t kMinTiles = 128;   // fewer, and the GEMMs are too narrow to gain
 constexpr int64_t kMinChannels = 16;
 
-int64_t ceilDiv(int64_t a, int64_t b)
-{
-    return (a + b - 1) / b;
-}
-
 // 2x2 output tiles per image.
 struct Tiles {
     int64_t rows = 0, cols = 0;

@@ -98,12 +98,12 @@ void configureBlas(char **argv)
 {
     if (std::getenv(kGuard))
         return;
-    const bool setCore = !std::getenv("OPENBLAS_CORETYPE") && !blasCoreOverride().empty();
-    const bool setTimeout = !std::getenv("OPENBLAS_THREAD_TIMEOUT");
+    const std::string core = std::getenv("OPENBLAS_CORETYPE") ? std::string() : blasCoreOverride();
+    const bool setCore = !core.empty(), setTimeout = !std::getenv("OPENBLAS_THREAD_TIMEOUT");
     if (!setCore && !setTimeout)
         return;
     if (setCore)
-        setenv("OPENBLAS_CORETYPE", blasCoreOverride().c_str(), 1);
+        setenv("OPENBLAS_CORETYPE", core.c_str(), 1);
     if (setTimeout)
         setenv("OPENBLAS_THREAD_TIMEOUT", kThreadTimeout, 1);
     setenv(kGuard, "1", 1);

@@ -5,6 +5,8 @@
 
 #include <cblas.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <fstream>
 #include <thread>
 
@@ -38,6 +40,17 @@ MachineInfo machineInfo()
     if (const std::string timeout = blasThreadTimeout(); !timeout.empty())
         info.blas += ", idle threads spin 2^" + timeout + " cycles";
     return info;
+}
+
+double medianOf(std::vector<double> values)
+{
+    if (values.empty())
+        return 0;
+    const auto mid = values.begin() + std::ptrdiff_t(values.size() / 2);
+    std::nth_element(values.begin(), mid, values.end());
+    if (values.size() % 2)
+        return *mid;
+    return 0.5 * (*mid + *std::max_element(values.begin(), mid));
 }
 
 } // namespace fusescope

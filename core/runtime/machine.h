@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace fusescope {
 
@@ -13,6 +14,9 @@ struct MachineInfo {
 };
 
 MachineInfo machineInfo();
+
+// The median of `values` (0 when empty); the mean of the middle two for an even count.
+double medianOf(std::vector<double> values);
 
 // Median of `repeat` timed calls after one warm-up call, in milliseconds.
 template <typename Fn>
@@ -34,7 +38,5 @@ double fusescope::medianMilliseconds(int repeat, Fn &&fn)
         fn();
         times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
-    std::sort(times.begin(), times.end());
-    const size_t n = times.size();
-    return n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+    return medianOf(std::move(times));
 }

@@ -25,6 +25,11 @@ public:
 std::string shapeStr(const Shape &shape); // "[8,256]"
 int64_t numelOf(const Shape &shape);
 Shape contiguousStrides(const Shape &sizes);
+// a / b rounded up, for a >= 0 and b > 0 (chunk and tile counts).
+inline int64_t ceilDiv(int64_t a, int64_t b)
+{
+    return (a + b - 1) / b;
+}
 
 // A refcounted buffer. Meta tensors have a data-less one (null data, 0 bytes);
 // zero-byte buffers have a null data pointer.

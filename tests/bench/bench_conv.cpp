@@ -73,7 +73,8 @@ int main(int argc, char **argv)
     const int64_t batch = argc > 2 ? std::atoll(argv[2]) : 4;
     Generator gen(1);
     numThreads();
-    std::printf("%-20s %9s %9s %9s %7s  (batch %lld)\n", "conv", "conv ms", "gemm ms", "GFLOP/s", "ratio", static_cast<long long>(batch));
+    std::printf("%-20s %9s %9s %9s %7s  (batch %lld)\n", "conv", "conv ms", "gemm ms", "GFLOP/s", "ratio",
+                static_cast<long long>(batch));
     for (const ConvShape &s : kShapes) {
         const Tensor x = randn({batch, s.c, s.hw, s.hw}, gen), w = randn({s.o, s.c, s.k, s.k}, gen);
         const int64_t pad = (s.k - 1) / 2, out = (s.hw + 2 * pad - s.k) / s.stride + 1;
