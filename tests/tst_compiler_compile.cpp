@@ -165,7 +165,10 @@ private:
         case 15: return x.dim() >= 2 ? ops::exp(ops::neg(ops::abs(x.transpose(-1, -2)))) : ops::cos(x);
         case 16: return ops::softmax(x, -1);
         case 17: return x.dim() >= 1 ? ops::mul(x.unsqueeze(0).expand(concat({2}, x.sizes())), 0.5) : x;
-        case 18: return x.dim() == 2 ? ops::gelu(ops::matmul(x, ops::transpose(x, 0, 1))) : ops::flatten(x, 0, -1);
+        case 18:
+            if (x.dim() == 4) // a batched GEMM over two strided batch dims, kept whole by the compiler
+                return ops::matmul(x.transpose(1, 2), x.transpose(1, 2).transpose(-1, -2));
+            return x.dim() == 2 ? ops::gelu(ops::matmul(x, ops::transpose(x, 0, 1))) : ops::flatten(x, 0, -1);
         default: return ops::clamp(ops::sub(x, ops::mean(x, {}, false)), -1.0, 1.0);
         }
     }

@@ -178,6 +178,22 @@ private slots:
         QVERIFY2(hasRefusal(f.schedule, "aten.mm reads its operands from memory"), joined(f.log).c_str());
     }
 
+    void attentionHeadsReachTheGemmsAsStridedViews()
+    {
+        // encoder: q k^T and weights v run as 4-D matmuls on the heads' views
+        // of the projection; the one copy left merges the heads afterwards.
+        const Fused f = fuseZoo("encoder");
+        int matmuls = 0, reshapes = 0;
+        for (const Kernel &k : f.schedule.kernels) {
+            matmuls += k.kind == KernelKind::Gemm && k.anchor->target == "aten.matmul";
+            reshapes += k.kind == KernelKind::Extern && k.anchor->target == "aten.reshape";
+        }
+        QCOMPARE(matmuls, 2);
+        QCOMPARE(reshapes, 1);
+        QVERIFY(std::none_of(f.graph.nodes().begin(), f.graph.nodes().end(),
+                             [](const Node *n) { return n->target == "aten.bmm"; }));
+    }
+
     void scheduleRespectsDependencies_data()
     {
         QTest::addColumn<QString>("model");

@@ -334,11 +334,30 @@ private:
         return std::string("static_cast<") + ctype(tc) + ">(" + value + ")";
     }
 
+    // A row-invariant divisor (softmax's sum, a norm's count): one
+    // reciprocal per row and a multiply per element, as a division per
+    // element is the costliest instruction of such loops (within an ulp of
+    // the quotient).
+    bool rowInvariantDivisor(const Node *n, const ScalarCall &call, DType tc) const
+    {
+        if (call.fn != "div" || !isFloating(tc) || !isFull(n) || n->args().size() < 2 || !n->args()[1].isRef())
+            return false;
+        const NodeRef r = n->args()[1].ref();
+        return internal(r) && (isReductionNode(r.node)
+                               || levelOf(r.node->meta().sizes, m_k.domain, m_k.reduceDims) == Level::Reduced);
+    }
+
     std::string pointwiseExpr(const Node *n, bool withInner) const
     {
         const OpDef &op = OpRegistry::instance().get(n->target);
         const DType tc = computeType(n);
         const ScalarCall call = op.scalarCallFor(constArgs(n));
+        if (rowInvariantDivisor(n, call, tc)) {
+            const std::string t = ctype(tc);
+            return std::string("static_cast<") + ctype(n->meta().dtype) + ">(fusescope::sm::mul<" + t + ">("
+                + operand(n, 0, tc, withInner) + ", fusescope::sm::reciprocal<" + t + ">(" + operand(n, 1, tc, withInner)
+                + ")))";
+        }
         std::string args;
         for (size_t i = 0; i < op.schema.args.size() && i < n->args().size(); ++i) {
             if (op.schema.args[i].type != ArgType::Tensor)

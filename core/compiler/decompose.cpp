@@ -67,7 +67,7 @@ void decompose(Graph &graph, PassLog &log)
             if (n->kind != NodeKind::CallFunction)
                 continue;
             const OpDef *op = OpRegistry::instance().find(n->target);
-            if (!op || !op->decompose)
+            if (!op || !op->decompose || (op->keepWhole && op->keepWhole(nodeArgs(graph, *n))))
                 continue;
             const std::string name = n->name, target = n->target;
             const std::vector<Node *> added = decomposeNode(graph, n, *op);

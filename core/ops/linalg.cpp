@@ -591,6 +591,15 @@ Tensor bmmBroadcast(const Tensor &a, const Tensor &b, const MatmulShape &s)
     return ops::bmm(a3, b3);
 }
 
+// Equal batches of two or more dims (attention's [batch, heads]): one GEMM
+// per matrix with the operands' own strides, where bmm would need them
+// reshaped to three dims, which copies transposed heads.
+bool matmulKeepsWhole(const Args &args)
+{
+    const Tensor &a = arg(args, 0), &b = arg(args, 1);
+    return a.dim() >= 4 && b.dim() == a.dim() && batchOf(a) == batchOf(b);
+}
+
 TensorList matmulDecomposition(const Args &args)
 {
     const Tensor &a0 = arg(args, 0), &b0 = arg(args, 1);
@@ -651,13 +660,14 @@ TensorList linearDecomposition(const Args &args)
 }
 
 void addGemmOp(OpRegistry &r, const char *schema, OpKind kind, ShapeFn shape, KernelFn cpu, DecompFn decompose,
-               std::function<int64_t(const Args &)> kOf)
+               std::function<int64_t(const Args &)> kOf, std::function<bool(const Args &)> keepWhole = {})
 {
     OpDef def;
     def.kind = kind;
     def.shape = std::move(shape);
     def.cpu = std::move(cpu);
     def.decompose = std::move(decompose);
+    def.keepWhole = std::move(keepWhole);
     def.cost = gemmCost(std::move(kOf));
     r.add(schema, std::move(def));
 }
@@ -684,7 +694,7 @@ void registerLinalgOps(OpRegistry &r)
               OpKind::Matmul, addmmShape, addmmKernel, addmmDecomposition,
               [](const Args &a) { return arg(a, 1).size(-1); });
     addGemmOp(r, "aten.matmul(Tensor self, Tensor other) -> Tensor", OpKind::Composite, matmulShapeRule,
-              matmulKernel, matmulDecomposition, kOfFirst);
+              matmulKernel, matmulDecomposition, kOfFirst, matmulKeepsWhole);
     addGemmOp(r, "aten.linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", OpKind::Composite,
               linearShape, linearKernel, linearDecomposition, kOfFirst);
 }

@@ -54,6 +54,9 @@ struct OpDef {
     KernelFn cpu;      // optional when `decompose` is set
     ViewFn view;       // for OpKind::View
     DecompFn decompose;
+    // The compiler's decompose stage keeps the op whole where this holds (a
+    // batched matmul runs as one strided GEMM instead of reshaped copies).
+    std::function<bool(const Args &)> keepWhole;
     CostFn cost;       // optional: a default from bytes and flopsPerElement is used
     double flopsPerElement = 1; // default cost of pointwise and reduction ops
     // Pointwise ops: the name of the scalar function in core/ops/scalarmath.h
