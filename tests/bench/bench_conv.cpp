@@ -1,7 +1,7 @@
 // The convolutions of resnet18 (batch 4, or BATCH) one shape at a time through
 // ops::conv2d, each beside a plain cblas_sgemm of the same GEMM size
 // (what im2col, packing and the batch loop cost on top of BLAS), then the
-// depthwise convolutions of MobileNet v2 and v3-small (batch 1). The PyTorch
+// 1x1 and depthwise convolutions of MobileNet v2 (and v3-small's depthwise ones; batch 1). The PyTorch
 // peer for the same shapes is tests/bench/peers/torch_conv.py.
 //
 // usage: bench_conv [REPEAT] [BATCH]
@@ -15,6 +15,7 @@
 #include <cblas.h>
 
 #include <cstdlib>
+#include <span>
 
 using namespace fusescope;
 
@@ -64,18 +65,21 @@ void benchDepthwise(Generator &gen, int repeat)
     }
 }
 
-} // namespace
+// MobileNet v2's 1x1 convolutions (batch 1): short K or short N, where
+// BLAS runs far below its square-matrix rate.
+constexpr ConvShape kPointwiseV2[] = {
+    {"v2 1x1 32>16@112", 32, 16, 112, 1, 1},   {"v2 1x1 16>96@112", 16, 96, 112, 1, 1},
+    {"v2 1x1 96>24@56", 96, 24, 56, 1, 1},     {"v2 1x1 24>144@56", 24, 144, 56, 1, 1},
+    {"v2 1x1 144>32@28", 144, 32, 28, 1, 1},   {"v2 1x1 32>192@28", 32, 192, 28, 1, 1},
+    {"v2 1x1 192>64@14", 192, 64, 14, 1, 1},   {"v2 1x1 64>384@14", 64, 384, 14, 1, 1},
+    {"v2 1x1 384>64@14", 384, 64, 14, 1, 1},   {"v2 1x1 576>160@7", 576, 160, 7, 1, 1},
+    {"v2 1x1 160>960@7", 160, 960, 7, 1, 1},   {"v2 1x1 960>160@7", 960, 160, 7, 1, 1},
+    {"v2 1x1 320>1280@7", 320, 1280, 7, 1, 1},
+};
 
-int main(int argc, char **argv)
+void benchConvs(Generator &gen, int repeat, int64_t batch, std::span<const ConvShape> shapes)
 {
-    configureBlas(argv);
-    const int repeat = argc > 1 ? std::atoi(argv[1]) : 10;
-    const int64_t batch = argc > 2 ? std::atoll(argv[2]) : 4;
-    Generator gen(1);
-    numThreads();
-    std::printf("%-20s %9s %9s %9s %7s  (batch %lld)\n", "conv", "conv ms", "gemm ms", "GFLOP/s", "ratio",
-                static_cast<long long>(batch));
-    for (const ConvShape &s : kShapes) {
+    for (const ConvShape &s : shapes) {
         const Tensor x = randn({batch, s.c, s.hw, s.hw}, gen), w = randn({s.o, s.c, s.k, s.k}, gen);
         const int64_t pad = (s.k - 1) / 2, out = (s.hw + 2 * pad - s.k) / s.stride + 1;
         const int64_t m = s.o, n = batch * out * out, k = s.c * s.k * s.k;
@@ -94,6 +98,22 @@ int main(int argc, char **argv)
         const double flops = 2.0 * double(m * n * k);
         std::printf("%-20s %9.3f %9.3f %9.1f %7.2f\n", s.name, tc * 1e3, tg * 1e3, flops / tc / 1e9, tc / tg);
     }
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    configureBlas(argv);
+    const int repeat = argc > 1 ? std::atoi(argv[1]) : 10;
+    const int64_t batch = argc > 2 ? std::atoll(argv[2]) : 4;
+    Generator gen(1);
+    numThreads();
+    std::printf("%-20s %9s %9s %9s %7s  (batch %lld)\n", "conv", "conv ms", "gemm ms", "GFLOP/s", "ratio",
+                static_cast<long long>(batch));
+    benchConvs(gen, repeat, batch, kShapes);
+    std::printf("\n%-20s %9s %9s %9s %7s  (batch 1)\n", "conv", "conv ms", "gemm ms", "GFLOP/s", "ratio");
+    benchConvs(gen, repeat, 1, kPointwiseV2);
     benchDepthwise(gen, repeat);
     return 0;
 }
