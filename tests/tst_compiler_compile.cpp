@@ -380,6 +380,27 @@ private slots:
         }));
     }
 
+    void rowInvariantDivisorBecomesOneReciprocal()
+    {
+        // softmax's division by its row sum: a multiply by the row's
+        // reciprocal; a division by a full-shape operand stays a division.
+        Generator gen(5);
+        const Tensor x = randn({64, 96}, gen), y = randn({64, 96}, gen);
+        auto f = [](const TensorList &in) {
+            return TensorList{ops::softmax(in[0], -1), ops::div(in[0], ops::add(ops::abs(in[1]), 1.0))};
+        };
+        CompiledFunction fn = compile(f);
+        const TensorList out = fn({x, y});
+        const std::string &code = fn.stages()[5].code;
+        QVERIFY2(code.find("fusescope::sm::reciprocal<float>(") != std::string::npos, code.c_str());
+        QVERIFY2(code.find("fusescope::sm::div<float>(") != std::string::npos, code.c_str());
+        const TensorList want = f({x, y});
+        for (size_t i = 0; i < want.size(); ++i) {
+            std::string why;
+            QVERIFY2(matches(out[i], want[i], why), why.c_str());
+        }
+    }
+
     void stagesAreRecordedInOrder()
     {
         zoo::Instance inst = zoo::create("softmax_ln", 0);
