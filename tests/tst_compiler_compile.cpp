@@ -391,7 +391,7 @@ private slots:
         };
         CompiledFunction fn = compile(f);
         const TensorList out = fn({x, y});
-        const std::string &code = fn.stages()[5].code;
+        const std::string code = fn.stages()[5].code; // stages() returns a copy
         QVERIFY2(code.find("fusescope::sm::reciprocal<float>(") != std::string::npos, code.c_str());
         QVERIFY2(code.find("fusescope::sm::div<float>(") != std::string::npos, code.c_str());
         const TensorList want = f({x, y});

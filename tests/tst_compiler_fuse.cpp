@@ -190,8 +190,8 @@ private slots:
         }
         QCOMPARE(matmuls, 2);
         QCOMPARE(reshapes, 1);
-        QVERIFY(std::none_of(f.graph.nodes().begin(), f.graph.nodes().end(),
-                             [](const Node *n) { return n->target == "aten.bmm"; }));
+        const std::vector<Node *> nodes = f.graph.nodes(); // a copy: both iterators from one vector
+        QVERIFY(std::none_of(nodes.begin(), nodes.end(), [](const Node *n) { return n->target == "aten.bmm"; }));
     }
 
     void scheduleRespectsDependencies_data()
