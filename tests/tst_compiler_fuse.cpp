@@ -125,6 +125,37 @@ private slots:
         QCOMPARE(f.schedule.kernels[0].nodes.size(), size_t(4)); // mm, add bias, relu, add residual
     }
 
+    // A Winograd convolution of a parameter reads weights transformed at
+    // compile time and still takes its epilogue; one of an input does not.
+    void winogradWeightsAreTransformedAtCompileTime()
+    {
+        Generator gen(3);
+        const Tensor w = randn({32, 32, 3, 3}, gen);
+        const Fused f = fuseFn(
+            [&](const TensorList &in) {
+                return TensorList{ops::relu(ops::add(ops::conv2d(in[0], w, std::nullopt, {1, 1}, {1, 1}), in[0]))};
+            },
+            {{2, 32, 24, 24}}, {{"conv.weight", w}});
+        QCOMPARE(f.schedule.kernels.size(), size_t(1));
+        const Kernel &k = f.schedule.kernels[0];
+        QCOMPARE(k.kind, KernelKind::Gemm);
+        QCOMPARE(k.anchor->target, std::string("fusescope.conv2d_winograd"));
+        QCOMPARE(k.nodes.size(), size_t(3)); // the convolution, the residual add, relu
+        const Node *u = k.anchor->args()[1].ref().node;
+        QCOMPARE(u->kind, NodeKind::GetAttr);
+        QCOMPARE(f.graph.attrs.at(u->target).sizes(), (Shape{16, 32, 32}));
+        QCOMPARE(u->modulePath, k.anchor->modulePath);
+        const std::string log = joined(f.log);
+        QVERIFY2(log.find("winograd: conv2d (3x3 convolution of conv.weight)") != std::string::npos, log.c_str());
+        QVERIFY2(log.find("(fusescope.winograd_weights) computed at compile time") != std::string::npos, log.c_str());
+
+        const Fused input = fuseFn(
+            [](const TensorList &in) { return TensorList{ops::conv2d(in[0], in[1], std::nullopt, {1, 1}, {1, 1})}; },
+            {{2, 32, 24, 24}, {32, 32, 3, 3}});
+        QCOMPARE(input.schedule.kernels.size(), size_t(1));
+        QCOMPARE(input.schedule.kernels[0].anchor->target, std::string("aten.conv2d"));
+    }
+
     void transposeFeedsAKernelAsIndexArithmetic()
     {
         const Fused f = fuseFn([](const TensorList &in) { return TensorList{ops::exp(ops::add(in[0].t(), in[1]))}; },

@@ -474,6 +474,65 @@ private slots:
                                                 "conv2d_im2col_gemm", "conv2d_im2col_gemm"}));
     }
 
+    // The two halves the compiler splits a Winograd conv2d into compute what
+    // conv2d computes, bit for bit.
+    void winogradOpsEqualConv2d_data()
+    {
+        QTest::addColumn<ConvCase>("c");
+        QTest::newRow("padded, bias") << ConvCase{{2, 16, 17, 23}, {20, 16, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 1};
+        QTest::newRow("asymmetric pad") << ConvCase{{4, 16, 12, 14}, {17, 16, 3, 3}, false, {1, 1}, {2, 0}, {1, 1}, 1};
+    }
+    void winogradOpsEqualConv2d()
+    {
+        QFETCH(ConvCase, c);
+        const Tensor x = input(c.x, DType::F32, 6), w = input(c.w, DType::F32, 7);
+        const std::optional<Tensor> bias = c.bias ? std::optional(input({c.w[0]}, DType::F32, 8)) : std::nullopt;
+        const Args convArgs{x, w, Value(bias), c.stride, c.padding, c.dilation, c.groups};
+        QVERIFY(ops::conv2dUsesWinograd(convArgs));
+        const Tensor u = callOp1("fusescope.winograd_weights", {w});
+        QCOMPARE(u.sizes(), (Shape{16, c.w[0], c.w[1]}));
+        const Tensor y = callOp1("fusescope.conv2d_winograd", {x, u, Value(bias), c.padding});
+        const Tensor expected = ops::conv2d(x, w, bias, c.stride, c.padding);
+        QCOMPARE(y.sizes(), expected.sizes());
+        QVERIFY(y.toDoubleVector() == expected.toDoubleVector());
+        QCOMPARE(kernelsDuring([&] { callOp1("fusescope.conv2d_winograd", {x, u, Value(bias), c.padding}); }),
+                 std::vector<std::string>{"conv2d_winograd"});
+    }
+
+    void winogradOnlyWhereConv2dPicksIt()
+    {
+        const Tensor x = meta({2, 16, 24, 24}), w = meta({16, 16, 3, 3});
+        auto uses = [&](const Tensor &in, const Tensor &weight, IntList stride, int64_t groups) {
+            return ops::conv2dUsesWinograd({in, weight, Value(), stride, IntList{1, 1}, IntList{1, 1}, groups});
+        };
+        QVERIFY(uses(x, w, {1, 1}, 1));
+        QVERIFY(!uses(x, w, {2, 2}, 1));                       // strided
+        QVERIFY(!uses(meta({1, 16, 6, 6}), w, {1, 1}, 1));       // 9 tiles
+        QVERIFY(!uses(x, meta({16, 16, 5, 5}), {1, 1}, 1));      // 5x5
+        QVERIFY(!uses(meta({2, 16, 24, 24}, DType::F64), meta({16, 16, 3, 3}, DType::F64), {1, 1}, 1));
+        QVERIFY(!uses(meta({16, 24, 24}), w, {1, 1}, 1));        // unbatched
+    }
+
+    void winogradOpErrors()
+    {
+        const Tensor x = zeros({1, 16, 8, 8}), u = zeros({16, 4, 16});
+        FS_EXPECT_ERROR(callOp1("fusescope.winograd_weights", {zeros({4, 16, 5, 5})}),
+                        "fusescope.winograd_weights: weight must be 4-D [O,C,3,3], got [4,16,5,5]");
+        FS_EXPECT_ERROR(callOp1("fusescope.winograd_weights", {zeros({4, 16, 3, 3}, DType::F64)}),
+                        "fusescope.winograd_weights: weight must be f32, got f64 [4,16,3,3]");
+        FS_EXPECT_ERROR(callOp1("fusescope.conv2d_winograd", {x, zeros({16, 4, 8}), Value(), IntList{1, 1}}),
+                        "fusescope.conv2d_winograd: weights [16,4,8] are not the transformed [16,O,16] weights of "
+                        "input [1,16,8,8]");
+        FS_EXPECT_ERROR(callOp1("fusescope.conv2d_winograd", {x, u, zeros({5}), IntList{1, 1}}),
+                        "fusescope.conv2d_winograd: bias [5] f32 does not match 4 f32 output channels");
+        FS_EXPECT_ERROR(callOp1("fusescope.conv2d_winograd", {zeros({1, 16, 1, 8}), u, Value(), IntList{0, 0}}),
+                        "fusescope.conv2d_winograd: input [1,16,1,8] padded by [0,0] is smaller than the 3x3 kernel");
+        FS_EXPECT_ERROR(callOp1("fusescope.conv2d_winograd", {x, u, Value(), IntList{-1, 1}}),
+                        "fusescope.conv2d_winograd: padding must be two non-negative ints, got [-1,1]");
+        FS_EXPECT_ERROR(callOp1("fusescope.conv2d_winograd", {zeros({16, 8, 8}), u, Value(), IntList{1, 1}}),
+                        "fusescope.conv2d_winograd: expected a 4-D [N,C,H,W] input, got [16,8,8]");
+    }
+
     void errors()
     {
         FS_EXPECT_ERROR(ops::conv2d(meta({4, 3, 224, 224}), meta({64, 4, 7, 7})),

@@ -129,7 +129,7 @@ bool isGemmAnchor(const Node &n, const OpDef &op)
 {
     const bool f32 = n.outputs.size() == 1 && n.meta().dtype == DType::F32;
     const bool gemm = (op.kind == OpKind::Matmul && (n.target == "aten.mm" || n.target == "aten.bmm"))
-        || n.target == "aten.matmul" || n.target == "aten.conv2d";
+        || n.target == "aten.matmul" || op.kind == OpKind::Convolution;
     return f32 && gemm;
 }
 

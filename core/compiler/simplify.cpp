@@ -102,7 +102,8 @@ namespace {
 
 // Folding runs the op once at compile time on parameter values; the result
 // must not be much bigger than what it reads (an outer product of two
-// vectors would trade a cheap kernel for a big constant).
+// vectors would trade a cheap kernel for a big constant) unless the op
+// exists to prepare a constant (a weight transform).
 bool foldable(const Graph &graph, const Node &n)
 {
     if (n.kind != NodeKind::CallFunction || n.users().empty())
@@ -118,7 +119,7 @@ bool foldable(const Graph &graph, const Node &n)
     }
     for (const TensorMeta &m : n.outputs)
         outBytes += m.nbytes();
-    return !n.inputs().empty() && outBytes <= inBytes + 4096;
+    return !n.inputs().empty() && (outBytes <= inBytes + 4096 || op.foldWhenConstant);
 }
 
 } // namespace
@@ -292,6 +293,7 @@ void simplify(Graph &graph, PassLog &log)
     for (int round = 0; round < 16; ++round) {
         int changed = removeDeadCode(graph, log);
         changed += eliminateCommonSubexpressions(graph, log);
+        changed += splitWinogradConvolutions(graph, log);
         changed += foldConstants(graph, log);
         changed += applyIdentities(graph, log);
         changed += removeDeadCode(graph, log);

@@ -11,6 +11,7 @@ void registerReductionOps(OpRegistry &r);
 void registerNormOps(OpRegistry &r);
 void registerLinalgOps(OpRegistry &r);
 void registerConvOps(OpRegistry &r);
+void registerWinogradOps(OpRegistry &r);
 void registerMovementOps(OpRegistry &r);
 void registerLossOps(OpRegistry &r);
 void registerCreationOps(OpRegistry &r);
@@ -23,6 +24,7 @@ inline void registerBuiltinOps(OpRegistry &r)
     registerNormOps(r);
     registerLinalgOps(r);
     registerConvOps(r);
+    registerWinogradOps(r);
     registerMovementOps(r);
     registerLossOps(r);
     registerCreationOps(r);

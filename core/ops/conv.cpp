@@ -1451,6 +1451,13 @@ Tensor conv2d(const Tensor &x, const Tensor &weight, const std::optional<Tensor>
     return callOp1("aten.conv2d", {x, weight, Value(bias), stride, padding, dilation, groups});
 }
 
+bool conv2dUsesWinograd(const Args &conv2dArgs)
+{
+    const ConvGeometry g = convGeometry(conv2dArgs);
+    return conv2dArgs[0].toTensor().dtype() == DType::F32 && g.in.batched
+        && chooseAlgorithm(g, true) == ConvAlgorithm::Winograd;
+}
+
 Tensor maxPool2d(const Tensor &x, const IntList &kernelSize, const IntList &stride, const IntList &padding,
                  const IntList &dilation, bool ceilMode)
 {

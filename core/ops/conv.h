@@ -19,4 +19,9 @@ Tensor adaptiveAvgPool2d(const Tensor &x, const IntList &outputSize);
 Tensor upsample2d(const Tensor &x, const IntList &outputSize, const std::string &mode = "nearest",
                   bool alignCorners = false);
 
+// Whether aten.conv2d with these arguments (meta tensors suffice) runs as a
+// Winograd convolution: the compiler then splits it into
+// fusescope.winograd_weights and fusescope.conv2d_winograd.
+bool conv2dUsesWinograd(const Args &conv2dArgs);
+
 } // namespace fusescope::ops

@@ -57,6 +57,9 @@ struct OpDef {
     // The compiler's decompose stage keeps the op whole where this holds (a
     // batched matmul runs as one strided GEMM instead of reshaped copies).
     std::function<bool(const Args &)> keepWhole;
+    // Prepares a constant's layout (Winograd's weight transform): constant
+    // folding runs it at compile time although its output is bigger than its input.
+    bool foldWhenConstant = false;
     CostFn cost;       // optional: a default from bytes and flopsPerElement is used
     double flopsPerElement = 1; // default cost of pointwise and reduction ops
     // Pointwise ops: the name of the scalar function in core/ops/scalarmath.h

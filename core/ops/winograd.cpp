@@ -18,7 +18,7 @@
 namespace fusescope::winograd {
 namespace {
 
-constexpr int64_t kPoints = 16;      // a 4x4 transformed tile
+constexpr int64_t kPoints = kTransformedPoints; // a 4x4 transformed tile
 constexpr int64_t kChunkTiles = 512; // output tiles per chunk: GEMMs of [outC x 512 x c]
 constexpr int64_t kMinTiles = 128;   // fewer, and the GEMMs are too narrow to gain
 constexpr int64_t kMinChannels = 16;
@@ -28,31 +28,6 @@ struct Tiles {
     int64_t rows = 0, cols = 0;
     explicit Tiles(const Problem &p) : rows(ceilDiv(p.outH, 2)), cols(ceilDiv(p.outW, 2)) {}
 };
-
-// U[point][o][c] = G g G^T for the filter g = w[o][c], with
-// G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1].
-void transformWeights(const Problem &p, const float *w, float *u)
-{
-    const int64_t filters = p.outC * p.c;
-    parallelFor(0, filters, 256, [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i) {
-            const float *g = w + i * 9;
-            float gg[4][3]; // G g
-            for (int j = 0; j < 3; ++j) {
-                gg[0][j] = g[j];
-                gg[1][j] = 0.5f * (g[j] + g[3 + j] + g[6 + j]);
-                gg[2][j] = 0.5f * (g[j] - g[3 + j] + g[6 + j]);
-                gg[3][j] = g[6 + j];
-            }
-            for (int r = 0; r < 4; ++r) {
-                const float a = gg[r][0], b = gg[r][1], c = gg[r][2];
-                const float row[4] = {a, 0.5f * (a + b + c), 0.5f * (a - b + c), c};
-                for (int k = 0; k < 4; ++k)
-                    u[(r * 4 + k) * filters + i] = row[k];
-            }
-        }
-    });
-}
 
 // The four input rows under tile row `th` of one plane, zero-padded to
 // `width` = 2 * tiles + 2 columns starting at column -padW.
@@ -143,6 +118,31 @@ void transformOutput(const Problem &p, const Tiles &t, const float *m, const flo
 
 } // namespace
 
+// U[point][o][c] = G g G^T for the filter g = w[o][c], with
+// G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1].
+void transformWeights(int64_t outC, int64_t c, const float *w, float *u)
+{
+    const int64_t filters = outC * c;
+    parallelFor(0, filters, 256, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+            const float *g = w + i * 9;
+            float gg[4][3]; // G g
+            for (int j = 0; j < 3; ++j) {
+                gg[0][j] = g[j];
+                gg[1][j] = 0.5f * (g[j] + g[3 + j] + g[6 + j]);
+                gg[2][j] = 0.5f * (g[j] - g[3 + j] + g[6 + j]);
+                gg[3][j] = g[6 + j];
+            }
+            for (int r = 0; r < 4; ++r) {
+                const float a = gg[r][0], b = gg[r][1], c = gg[r][2];
+                const float row[4] = {a, 0.5f * (a + b + c), 0.5f * (a - b + c), c};
+                for (int k = 0; k < 4; ++k)
+                    u[(r * 4 + k) * filters + i] = row[k];
+            }
+        }
+    });
+}
+
 bool worthIt(const Problem &p)
 {
     const Tiles t(p);
@@ -151,13 +151,17 @@ bool worthIt(const Problem &p)
 
 void conv3x3(const Problem &p, const float *x, const float *w, const float *bias, float *out)
 {
+    const Tensor weights = Tensor::empty({kPoints * p.outC * p.c}, DType::F32);
+    transformWeights(p.outC, p.c, w, weights.data<float>());
+    conv3x3Transformed(p, x, weights.data<float>(), bias, out);
+}
+
+void conv3x3Transformed(const Problem &p, const float *x, const float *u, const float *bias, float *out)
+{
     const Tiles t(p);
     const int64_t tileRows = p.n * t.rows;
     if (tileRows == 0 || t.cols == 0)
         return;
-    const Tensor weights = Tensor::empty({kPoints * p.outC * p.c}, DType::F32);
-    float *u = weights.data<float>();
-    transformWeights(p, w, u);
     // Chunks of whole tile rows, a multiple of the pool's threads.
     const bool nested = inParallelRegion();
     const int64_t threads = nested ? 1 : numThreads();

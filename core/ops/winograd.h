@@ -16,7 +16,17 @@ struct Problem {
 // weight matrix, and channels enough for the GEMMs to run at speed.
 bool worthIt(const Problem &p);
 
+// Transformed weights: 16 points of [outC, c] each, the layout conv3x3Transformed reads.
+constexpr int64_t kTransformedPoints = 16;
+
+// u[16][outC][c] from w[outC][c][3][3]: the part of the convolution that
+// depends on the weights alone, which the compiler runs once at compile time.
+void transformWeights(int64_t outC, int64_t c, const float *w, float *u);
+
 // out = conv2d(x, w[outC, c, 3, 3]) + bias (bias may be null).
 void conv3x3(const Problem &p, const float *x, const float *w, const float *bias, float *out);
+
+// The same with weights already transformed by transformWeights.
+void conv3x3Transformed(const Problem &p, const float *x, const float *u, const float *bias, float *out);
 
 } // namespace fusescope::winograd

@@ -1,0 +1,59 @@
+// Weight transforms moved to compile time. A 3x3 convolution that runs as
+// Winograd F(2x2, 3x3) transforms its weights on every call in eager mode;
+// where the weights are parameters of the compiled graph, the transform
+// becomes a node of its own (fusescope.winograd_weights), which constant
+// folding computes once, and the convolution reads the result
+// (fusescope.conv2d_winograd). The arithmetic is the eager kernel's, so the
+// outputs are unchanged bit for bit.
+#include "core/compiler/passes.h"
+#include "core/compiler/tracer.h"
+#include "core/ops/conv.h"
+
+namespace fusescope::compiler {
+namespace {
+
+// Output geometry of a node whose arguments are already in place.
+TensorMeta inferMeta(const Graph &graph, const Node &n)
+{
+    TracerScope noTracer(nullptr);
+    const Args args = nodeArgs(graph, n);
+    return outputMeta(args, callOp(OpRegistry::instance().get(n.target), args).at(0));
+}
+
+Node *addLike(Graph &graph, const Node &like, const char *target, std::vector<Arg> args, const char *name)
+{
+    Node *n = graph.add(NodeKind::CallFunction, target, std::move(args), {TensorMeta{}}, name,
+                        const_cast<Node *>(&like));
+    n->outputs = {inferMeta(graph, *n)};
+    n->modulePath = like.modulePath;
+    n->origins = like.origins;
+    return n;
+}
+
+bool hasConstantWeight(const Node &n)
+{
+    return n.args().size() == 7 && n.args()[1].isRef() && n.args()[1].ref().node->kind == NodeKind::GetAttr;
+}
+
+} // namespace
+
+int splitWinogradConvolutions(Graph &graph, PassLog &log)
+{
+    int split = 0;
+    for (Node *n : graph.nodes()) {
+        if (n->kind != NodeKind::CallFunction || n->target != "aten.conv2d" || n->users().empty()
+            || !hasConstantWeight(*n) || !ops::conv2dUsesWinograd(nodeArgs(graph, *n)))
+            continue;
+        const std::vector<Arg> &a = n->args();
+        Node *u = addLike(graph, *n, "fusescope.winograd_weights", {a[1]}, "winograd_weights");
+        Node *conv = addLike(graph, *n, "fusescope.conv2d_winograd", {a[0], Arg::of(u->out()), a[2], a[4]},
+                             "conv2d_winograd");
+        graph.replaceUses(n->out(), conv->out());
+        log.push_back("winograd: " + n->name + " (3x3 convolution of " + a[1].ref().node->target
+                      + ") reads weights transformed once, not on every call");
+        ++split;
+    }
+    return split;
+}
+
+} // namespace fusescope::compiler

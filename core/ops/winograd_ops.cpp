@@ -1,0 +1,134 @@
+// The two halves of a Winograd convolution as ops of their own, so that the
+// compiler can run the weight half once at compile time (constant folding)
+// and keep only the input half in the compiled program:
+//   fusescope.winograd_weights(w)                 [O, C, 3, 3] -> [16, O, C]
+//   fusescope.conv2d_winograd(x, u, bias, padding) = conv2d(x, w, bias, 1, padding)
+// Both call core/ops/winograd.cpp, the code aten.conv2d runs when it picks
+// Winograd, so the compiled result equals the eager one bit for bit.
+#include "core/ops/builtin.h"
+#include "core/ops/registry.h"
+#include "core/ops/winograd.h"
+
+namespace fusescope {
+namespace {
+
+const char *const kWeights = "fusescope.winograd_weights";
+const char *const kConv = "fusescope.conv2d_winograd";
+
+const Tensor &arg(const Args &a, size_t i)
+{
+    return a[i].toTensor();
+}
+
+void requireF32(const char *op, const char *name, const Tensor &t)
+{
+    if (t.dtype() != DType::F32)
+        throw Error(std::string(op) + ": " + name + " must be f32, got " + dtypeName(t.dtype()) + " "
+                    + shapeStr(t.sizes()));
+}
+
+std::vector<TensorSpec> weightsShape(const Args &a)
+{
+    const Tensor &w = arg(a, 0);
+    requireF32(kWeights, "weight", w);
+    if (w.dim() != 4 || w.size(2) != 3 || w.size(3) != 3)
+        throw Error(std::string(kWeights) + ": weight must be 4-D [O,C,3,3], got " + shapeStr(w.sizes()));
+    return {{{winograd::kTransformedPoints, w.size(0), w.size(1)}, DType::F32}};
+}
+
+void weightsKernel(const Args &a, std::span<Tensor> outs)
+{
+    const Tensor w = arg(a, 0).contiguous();
+    winograd::transformWeights(w.size(0), w.size(1), w.data<float>(), outs[0].data<float>());
+}
+
+struct ConvProblem {
+    winograd::Problem p;
+    Shape outShape;
+};
+
+ConvProblem convProblem(const Args &a)
+{
+    const Tensor &x = arg(a, 0), &u = arg(a, 1);
+    const std::optional<Tensor> bias = a[2].toOptionalTensor();
+    const IntList pad = a[3].toIntList();
+    requireF32(kConv, "input", x);
+    requireF32(kConv, "weights", u);
+    if (x.dim() != 4)
+        throw Error(std::string(kConv) + ": expected a 4-D [N,C,H,W] input, got " + shapeStr(x.sizes()));
+    if (u.dim() != 3 || u.size(0) != winograd::kTransformedPoints || u.size(2) != x.size(1))
+        throw Error(std::string(kConv) + ": weights " + shapeStr(u.sizes()) + " are not the transformed [16,O,"
+                    + std::to_string(x.size(1)) + "] weights of input " + shapeStr(x.sizes()));
+    if (bias && (bias->dtype() != DType::F32 || bias->dim() != 1 || bias->size(0) != u.size(1)))
+        throw Error(std::string(kConv) + ": bias " + shapeStr(bias->sizes()) + " " + dtypeName(bias->dtype())
+                    + " does not match " + std::to_string(u.size(1)) + " f32 output channels");
+    if (pad.size() != 2 || pad[0] < 0 || pad[1] < 0)
+        throw Error(std::string(kConv) + ": padding must be two non-negative ints, got " + shapeStr(pad));
+    ConvProblem c;
+    c.p = {x.size(0), x.size(1), x.size(2), x.size(3), u.size(1), x.size(2) + 2 * pad[0] - 2,
+           x.size(3) + 2 * pad[1] - 2, pad[0], pad[1]};
+    if (c.p.outH < 1 || c.p.outW < 1)
+        throw Error(std::string(kConv) + ": input " + shapeStr(x.sizes()) + " padded by " + shapeStr(pad)
+                    + " is smaller than the 3x3 kernel");
+    c.outShape = {c.p.n, c.p.outC, c.p.outH, c.p.outW};
+    return c;
+}
+
+std::vector<TensorSpec> convShape(const Args &a)
+{
+    return {{convProblem(a).outShape, DType::F32}};
+}
+
+// The flops of the direct convolution it equals, as aten.conv2d reports them.
+double nominalFlops(const Args &a, const Tensor &out)
+{
+    return 2.0 * 9.0 * static_cast<double>(arg(a, 0).size(1)) * static_cast<double>(out.numel());
+}
+
+void convKernel(const Args &a, std::span<Tensor> outs)
+{
+    const ConvProblem c = convProblem(a);
+    const Tensor x = arg(a, 0).contiguous(), u = arg(a, 1).contiguous();
+    const std::optional<Tensor> bias = a[2].toOptionalTensor();
+    const Tensor b = bias ? bias->contiguous() : Tensor();
+    KernelEvent event;
+    event.name = "conv2d_winograd";
+    event.cost.flops = nominalFlops(a, outs[0]);
+    const KernelScope scope(event);
+    winograd::conv3x3Transformed(c.p, x.data<float>(), u.data<float>(), b.defined() ? b.data<float>() : nullptr,
+                                 outs[0].data<float>());
+}
+
+OpCost convCost(const Args &a, std::span<const Tensor> outs)
+{
+    OpCost cost = ioBytes(a, outs);
+    cost.flops = nominalFlops(a, outs[0]);
+    return cost;
+}
+
+} // namespace
+
+void registerWinogradOps(OpRegistry &r)
+{
+    OpDef weights;
+    weights.kind = OpKind::Opaque;
+    weights.shape = weightsShape;
+    weights.cpu = weightsKernel;
+    weights.foldWhenConstant = true;
+    weights.cost = [](const Args &a, std::span<const Tensor> outs) {
+        OpCost cost = ioBytes(a, outs);
+        cost.flops = 4.0 * static_cast<double>(outs[0].numel());
+        return cost;
+    };
+    r.add(std::string(kWeights) + "(Tensor weight) -> Tensor", std::move(weights));
+
+    OpDef conv;
+    conv.kind = OpKind::Convolution;
+    conv.shape = convShape;
+    conv.cpu = convKernel;
+    conv.cost = convCost;
+    r.add(std::string(kConv) + "(Tensor input, Tensor weights, Tensor? bias=None, int[] padding=[1,1]) -> Tensor",
+          std::move(conv));
+}
+
+} // namespace fusescope
