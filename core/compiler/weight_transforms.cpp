@@ -30,9 +30,13 @@ Node *addLike(Graph &graph, const Node &like, const char *target, std::vector<Ar
     return n;
 }
 
-bool hasConstantWeight(const Node &n)
+// The weights are a parameter whose values the compiler holds on the CPU,
+// where folding can transform them.
+bool hasConstantWeight(const Graph &graph, const Node &n)
 {
-    return n.args().size() == 7 && n.args()[1].isRef() && n.args()[1].ref().node->kind == NodeKind::GetAttr;
+    if (n.args().size() != 7 || !n.args()[1].isRef() || n.args()[1].ref().node->kind != NodeKind::GetAttr)
+        return false;
+    return graph.attrs.at(n.args()[1].ref().node->target).device() == kCPU;
 }
 
 } // namespace
@@ -42,7 +46,7 @@ int splitWinogradConvolutions(Graph &graph, PassLog &log)
     int split = 0;
     for (Node *n : graph.nodes()) {
         if (n->kind != NodeKind::CallFunction || n->target != "aten.conv2d" || n->users().empty()
-            || !hasConstantWeight(*n) || !ops::conv2dUsesWinograd(nodeArgs(graph, *n)))
+            || !hasConstantWeight(graph, *n) || !ops::conv2dUsesWinograd(nodeArgs(graph, *n)))
             continue;
         const std::vector<Arg> &a = n->args();
         Node *u = addLike(graph, *n, "fusescope.winograd_weights", {a[1]}, "winograd_weights");
