@@ -154,6 +154,12 @@ private slots:
             {{2, 32, 24, 24}, {32, 32, 3, 3}});
         QCOMPARE(input.schedule.kernels.size(), size_t(1));
         QCOMPARE(input.schedule.kernels[0].anchor->target, std::string("aten.conv2d"));
+
+        // 7x7 tiles: too few for eager mode's Winograd, enough with the transform paid once.
+        const Fused small = fuseFn(
+            [&](const TensorList &in) { return TensorList{ops::conv2d(in[0], w, std::nullopt, {1, 1}, {1, 1})}; },
+            {{1, 32, 14, 14}}, {{"conv.weight", w}});
+        QCOMPARE(small.schedule.kernels[0].anchor->target, std::string("fusescope.conv2d_winograd"));
     }
 
     void transposeFeedsAKernelAsIndexArithmetic()

@@ -488,7 +488,7 @@ private slots:
         const Tensor x = input(c.x, DType::F32, 6), w = input(c.w, DType::F32, 7);
         const std::optional<Tensor> bias = c.bias ? std::optional(input({c.w[0]}, DType::F32, 8)) : std::nullopt;
         const Args convArgs{x, w, Value(bias), c.stride, c.padding, c.dilation, c.groups};
-        QVERIFY(ops::conv2dUsesWinograd(convArgs));
+        QVERIFY(ops::conv2dPrefersWinograd(convArgs, false));
         const Tensor u = callOp1("fusescope.winograd_weights", {w});
         QCOMPARE(u.sizes(), (Shape{16, c.w[0], c.w[1]}));
         const Tensor y = callOp1("fusescope.conv2d_winograd", {x, u, Value(bias), c.padding});
@@ -499,18 +499,21 @@ private slots:
                  std::vector<std::string>{"conv2d_winograd"});
     }
 
-    void winogradOnlyWhereConv2dPicksIt()
+    void winogradWhereItPays()
     {
         const Tensor x = meta({2, 16, 24, 24}), w = meta({16, 16, 3, 3});
         auto uses = [&](const Tensor &in, const Tensor &weight, IntList stride, int64_t groups) {
-            return ops::conv2dUsesWinograd({in, weight, Value(), stride, IntList{1, 1}, IntList{1, 1}, groups});
+            const Args args{in, weight, Value(), stride, IntList{1, 1}, IntList{1, 1}, groups};
+            return ops::conv2dPrefersWinograd(args, false) + 2 * ops::conv2dPrefersWinograd(args, true);
         };
-        QVERIFY(uses(x, w, {1, 1}, 1));
-        QVERIFY(!uses(x, w, {2, 2}, 1));                       // strided
-        QVERIFY(!uses(meta({1, 16, 6, 6}), w, {1, 1}, 1));       // 9 tiles
-        QVERIFY(!uses(x, meta({16, 16, 5, 5}), {1, 1}, 1));      // 5x5
-        QVERIFY(!uses(meta({2, 16, 24, 24}, DType::F64), meta({16, 16, 3, 3}, DType::F64), {1, 1}, 1));
-        QVERIFY(!uses(meta({16, 24, 24}), w, {1, 1}, 1));        // unbatched
+        QCOMPARE(uses(x, w, {1, 1}, 1), 3);                     // 288 tiles: eager and compiled
+        QCOMPARE(uses(meta({1, 16, 14, 14}), w, {1, 1}, 1), 2); // 49 tiles: with weights transformed once
+        QCOMPARE(uses(meta({1, 16, 6, 6}), w, {1, 1}, 1), 0);   // 9 tiles
+        QCOMPARE(uses(x, w, {2, 2}, 1), 0);                     // strided
+        QCOMPARE(uses(x, meta({32, 8, 3, 3}), {1, 1}, 2), 0);   // grouped
+        QCOMPARE(uses(x, meta({16, 16, 5, 5}), {1, 1}, 1), 0);  // 5x5
+        QCOMPARE(uses(meta({2, 16, 24, 24}, DType::F64), meta({16, 16, 3, 3}, DType::F64), {1, 1}, 1), 0);
+        QCOMPARE(uses(meta({16, 24, 24}), w, {1, 1}, 1), 0);    // unbatched
     }
 
     void winogradOpErrors()

@@ -3,8 +3,10 @@
 // where the weights are parameters of the compiled graph, the transform
 // becomes a node of its own (fusescope.winograd_weights), which constant
 // folding computes once, and the convolution reads the result
-// (fusescope.conv2d_winograd). The arithmetic is the eager kernel's, so the
-// outputs are unchanged bit for bit.
+// (fusescope.conv2d_winograd). The arithmetic is the eager kernel's, so
+// where eager mode also picks Winograd the outputs are unchanged bit for
+// bit; with the transform paid once, Winograd also pays for convolutions
+// with fewer output tiles, which eager mode runs through im2col.
 #include "core/compiler/passes.h"
 #include "core/compiler/tracer.h"
 #include "core/ops/conv.h"
@@ -46,7 +48,7 @@ int splitWinogradConvolutions(Graph &graph, PassLog &log)
     int split = 0;
     for (Node *n : graph.nodes()) {
         if (n->kind != NodeKind::CallFunction || n->target != "aten.conv2d" || n->users().empty()
-            || !hasConstantWeight(graph, *n) || !ops::conv2dUsesWinograd(nodeArgs(graph, *n)))
+            || !hasConstantWeight(graph, *n) || !ops::conv2dPrefersWinograd(nodeArgs(graph, *n), true))
             continue;
         const std::vector<Arg> &a = n->args();
         Node *u = addLike(graph, *n, "fusescope.winograd_weights", {a[1]}, "winograd_weights");

@@ -945,10 +945,10 @@ winograd::Problem winogradProblem(const ConvGeometry &g)
     return {g.in.n, g.in.c, g.in.h, g.in.w, g.outC, g.h.out, g.w.out, g.h.pad, g.w.pad};
 }
 
-bool useWinograd(const ConvGeometry &g)
+bool useWinograd(const ConvGeometry &g, bool weightsReady = false)
 {
     auto plain3 = [](const Axis &a) { return a.kernel == 3 && a.stride == 1 && a.dilation == 1; };
-    return g.groups == 1 && plain3(g.h) && plain3(g.w) && winograd::worthIt(winogradProblem(g));
+    return g.groups == 1 && plain3(g.h) && plain3(g.w) && winograd::worthIt(winogradProblem(g), weightsReady);
 }
 
 // The kernels conv2d chooses from, each named in the profiler as it runs.
@@ -1451,11 +1451,14 @@ Tensor conv2d(const Tensor &x, const Tensor &weight, const std::optional<Tensor>
     return callOp1("aten.conv2d", {x, weight, Value(bias), stride, padding, dilation, groups});
 }
 
-bool conv2dUsesWinograd(const Args &conv2dArgs)
+bool conv2dPrefersWinograd(const Args &conv2dArgs, bool weightsReady)
 {
     const ConvGeometry g = convGeometry(conv2dArgs);
-    return conv2dArgs[0].toTensor().dtype() == DType::F32 && g.in.batched
-        && chooseAlgorithm(g, true) == ConvAlgorithm::Winograd;
+    if (conv2dArgs[0].toTensor().dtype() != DType::F32 || !g.in.batched)
+        return false;
+    const ConvAlgorithm eager = chooseAlgorithm(g, true);
+    // A 3x3 stride-1 ungrouped conv that Winograd does not take runs im2col.
+    return eager == ConvAlgorithm::Winograd || (eager == ConvAlgorithm::Im2col && useWinograd(g, weightsReady));
 }
 
 Tensor maxPool2d(const Tensor &x, const IntList &kernelSize, const IntList &stride, const IntList &padding,

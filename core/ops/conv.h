@@ -19,9 +19,11 @@ Tensor adaptiveAvgPool2d(const Tensor &x, const IntList &outputSize);
 Tensor upsample2d(const Tensor &x, const IntList &outputSize, const std::string &mode = "nearest",
                   bool alignCorners = false);
 
-// Whether aten.conv2d with these arguments (meta tensors suffice) runs as a
-// Winograd convolution: the compiler then splits it into
-// fusescope.winograd_weights and fusescope.conv2d_winograd.
-bool conv2dUsesWinograd(const Args &conv2dArgs);
+// Whether aten.conv2d with these arguments (meta tensors suffice) is best
+// run as a Winograd convolution: as aten.conv2d itself decides, or, with
+// `weightsReady`, when the weight transform is done once beforehand (the
+// compiler then splits it into fusescope.winograd_weights and
+// fusescope.conv2d_winograd).
+bool conv2dPrefersWinograd(const Args &conv2dArgs, bool weightsReady);
 
 } // namespace fusescope::ops

@@ -13,8 +13,9 @@ struct Problem {
 };
 
 // Whether the transforms pay for themselves: enough output tiles per
-// weight matrix, and channels enough for the GEMMs to run at speed.
-bool worthIt(const Problem &p);
+// weight matrix, and channels enough for the GEMMs to run at speed. With
+// `weightsReady` (transformed once, at compile time) fewer tiles suffice.
+bool worthIt(const Problem &p, bool weightsReady = false);
 
 // Transformed weights: 16 points of [outC, c] each, the layout conv3x3Transformed reads.
 constexpr int64_t kTransformedPoints = 16;

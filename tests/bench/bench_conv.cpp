@@ -8,6 +8,7 @@
 #include "benchutil.h"
 
 #include "core/ops/conv.h"
+#include "core/ops/registry.h"
 #include "core/runtime/blascore.h"
 #include "core/runtime/threadpool.h"
 #include "core/tensor/factory.h"
@@ -100,6 +101,31 @@ void benchConvs(Generator &gen, int repeat, int64_t batch, std::span<const ConvS
     }
 }
 
+// The stride-1 3x3 convolutions as the compiler runs them when their weights
+// are transformed at compile time (fusescope.conv2d_winograd), beside what
+// aten.conv2d picks with its per-call transform, and the transform alone.
+void benchPretransformed(Generator &gen, int repeat, int64_t batch)
+{
+    std::printf("\n%-20s %9s %9s %9s %7s  (batch %lld)\n", "3x3 stride 1", "conv2d", "pre-tr.", "transform",
+                "ratio", static_cast<long long>(batch));
+    for (const ConvShape &s : kShapes) {
+        if (s.k != 3 || s.stride != 1)
+            continue;
+        const Tensor x = randn({batch, s.c, s.hw, s.hw}, gen), w = randn({s.o, s.c, 3, 3}, gen);
+        const Tensor u = callOp1("fusescope.winograd_weights", {w});
+        auto conv = [&] { (void)ops::conv2d(x, w, std::nullopt, {1}, {1}); };
+        auto pre = [&] { (void)callOp1("fusescope.conv2d_winograd", {x, u, Value(), IntList{1, 1}}); };
+        auto transform = [&] { (void)callOp1("fusescope.winograd_weights", {w}); };
+        double tc = 1e30, tp = 1e30, tt = 1e30;
+        for (int round = 0; round < 3; ++round) { // alternating, so all see the same load
+            tc = std::min(tc, bench::medianSeconds(repeat, conv));
+            tp = std::min(tp, bench::medianSeconds(repeat, pre));
+            tt = std::min(tt, bench::medianSeconds(repeat, transform));
+        }
+        std::printf("%-20s %9.3f %9.3f %9.3f %7.2f\n", s.name, tc * 1e3, tp * 1e3, tt * 1e3, tp / tc);
+    }
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -112,6 +138,8 @@ int main(int argc, char **argv)
     std::printf("%-20s %9s %9s %9s %7s  (batch %lld)\n", "conv", "conv ms", "gemm ms", "GFLOP/s", "ratio",
                 static_cast<long long>(batch));
     benchConvs(gen, repeat, batch, kShapes);
+    benchPretransformed(gen, repeat, batch);
+    benchPretransformed(gen, repeat, 1);
     std::printf("\n%-20s %9s %9s %9s %7s  (batch 1)\n", "conv", "conv ms", "gemm ms", "GFLOP/s", "ratio");
     benchConvs(gen, repeat, 1, kPointwiseV2);
     benchDepthwise(gen, repeat);
