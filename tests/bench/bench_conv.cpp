@@ -1,7 +1,9 @@
 // The convolutions of resnet18 (batch 4, or BATCH) one shape at a time through
 // ops::conv2d, each beside a plain cblas_sgemm of the same GEMM size
-// (what im2col, packing and the batch loop cost on top of BLAS), then the
-// 1x1 and depthwise convolutions of MobileNet v2 (and v3-small's depthwise ones; batch 1). The PyTorch
+// (what im2col, packing and the batch loop cost on top of BLAS), its stride-1
+// 3x3 convolutions with Winograd weights transformed beforehand (as compiled
+// code runs them; at BATCH and at 1), then the 1x1 and depthwise convolutions of
+// MobileNet v2 (and v3-small's depthwise ones; batch 1). The PyTorch
 // peer for the same shapes is tests/bench/peers/torch_conv.py.
 //
 // usage: bench_conv [REPEAT] [BATCH]
