@@ -146,7 +146,8 @@ private slots:
         QCOMPARE(f.graph.attrs.at(u->target).sizes(), (Shape{16, 32, 32}));
         QCOMPARE(u->modulePath, k.anchor->modulePath);
         const std::string log = joined(f.log);
-        QVERIFY2(log.find("winograd: conv2d (3x3 convolution of conv.weight)") != std::string::npos, log.c_str());
+        QVERIFY2(log.find("winograd: conv2d (3x3 convolution of conv.weight) runs as F(2x2, 3x3)") != std::string::npos,
+                 log.c_str());
         QVERIFY2(log.find("(fusescope.winograd_weights) computed at compile time") != std::string::npos, log.c_str());
 
         const Fused input = fuseFn(
@@ -160,6 +161,14 @@ private slots:
             [&](const TensorList &in) { return TensorList{ops::conv2d(in[0], w, std::nullopt, {1, 1}, {1, 1})}; },
             {{1, 32, 14, 14}}, {{"conv.weight", w}});
         QCOMPARE(small.schedule.kernels[0].anchor->target, std::string("fusescope.conv2d_winograd"));
+
+        // 12x12 tiles of 4x4 per image: F(4x4, 3x3), 36 points.
+        const Fused large = fuseFn(
+            [&](const TensorList &in) { return TensorList{ops::conv2d(in[0], w, std::nullopt, {1, 1}, {1, 1})}; },
+            {{2, 32, 48, 48}}, {{"conv.weight", w}});
+        const Node *u4 = large.schedule.kernels[0].anchor->args()[1].ref().node;
+        QCOMPARE(large.graph.attrs.at(u4->target).sizes(), (Shape{36, 32, 32}));
+        QVERIFY(joined(large.log).find("runs as F(4x4, 3x3) on weights transformed once") != std::string::npos);
     }
 
     void transposeFeedsAKernelAsIndexArithmetic()

@@ -488,7 +488,7 @@ private slots:
         const Tensor x = input(c.x, DType::F32, 6), w = input(c.w, DType::F32, 7);
         const std::optional<Tensor> bias = c.bias ? std::optional(input({c.w[0]}, DType::F32, 8)) : std::nullopt;
         const Args convArgs{x, w, Value(bias), c.stride, c.padding, c.dilation, c.groups};
-        QVERIFY(ops::conv2dPrefersWinograd(convArgs, false));
+        QCOMPARE(ops::conv2dWinogradTile(convArgs, false), 2);
         const Tensor u = callOp1("fusescope.winograd_weights", {w});
         QCOMPARE(u.sizes(), (Shape{16, c.w[0], c.w[1]}));
         const Tensor y = callOp1("fusescope.conv2d_winograd", {x, u, Value(bias), c.padding});
@@ -497,6 +497,18 @@ private slots:
         QVERIFY(y.toDoubleVector() == expected.toDoubleVector());
         QCOMPARE(kernelsDuring([&] { callOp1("fusescope.conv2d_winograd", {x, u, Value(bias), c.padding}); }),
                  std::vector<std::string>{"conv2d_winograd"});
+        // F(4x4, 3x3) is not eager's arithmetic: within its rounding of the direct sum.
+        Shape shape;
+        const std::vector<double> direct =
+            refConv(x, w, bias ? bias->toDoubleVector() : std::vector<double>(), c, shape);
+        double peak = 0;
+        for (double v : direct)
+            peak = std::max(peak, std::abs(v));
+        const Tensor u4 = callOp1("fusescope.winograd_weights", {w, int64_t(4)});
+        QCOMPARE(u4.sizes(), (Shape{36, c.w[0], c.w[1]}));
+        const auto y4 = [&] { return callOp1("fusescope.conv2d_winograd", {x, u4, Value(bias), c.padding}); };
+        FS_COMPARE_VALUES(y4(), shape, direct, 0, 1e-5 * peak);
+        QCOMPARE(kernelsDuring([&] { y4(); }), std::vector<std::string>{"conv2d_winograd_f4"});
     }
 
     void winogradWhereItPays()
@@ -504,10 +516,11 @@ private slots:
         const Tensor x = meta({2, 16, 24, 24}), w = meta({16, 16, 3, 3});
         auto uses = [&](const Tensor &in, const Tensor &weight, IntList stride, int64_t groups) {
             const Args args{in, weight, Value(), stride, IntList{1, 1}, IntList{1, 1}, groups};
-            return ops::conv2dPrefersWinograd(args, false) + 2 * ops::conv2dPrefersWinograd(args, true);
+            return 10 * ops::conv2dWinogradTile(args, false) + ops::conv2dWinogradTile(args, true);
         };
-        QCOMPARE(uses(x, w, {1, 1}, 1), 3);                     // 288 tiles: eager and compiled
+        QCOMPARE(uses(x, w, {1, 1}, 1), 22);                    // 288 tiles: eager and compiled
         QCOMPARE(uses(meta({1, 16, 14, 14}), w, {1, 1}, 1), 2); // 49 tiles: with weights transformed once
+        QCOMPARE(uses(meta({2, 16, 48, 48}), w, {1, 1}, 1), 24); // 288 tiles of 4x4: F(4x4) when compiled
         QCOMPARE(uses(meta({1, 16, 6, 6}), w, {1, 1}, 1), 0);   // 9 tiles
         QCOMPARE(uses(x, w, {2, 2}, 1), 0);                     // strided
         QCOMPARE(uses(x, meta({32, 8, 3, 3}), {1, 1}, 2), 0);   // grouped
@@ -521,11 +534,13 @@ private slots:
         const Tensor x = zeros({1, 16, 8, 8}), u = zeros({16, 4, 16});
         FS_EXPECT_ERROR(callOp1("fusescope.winograd_weights", {zeros({4, 16, 5, 5})}),
                         "fusescope.winograd_weights: weight must be 4-D [O,C,3,3], got [4,16,5,5]");
+        FS_EXPECT_ERROR(callOp1("fusescope.winograd_weights", {zeros({4, 16, 3, 3}), int64_t(3)}),
+                        "fusescope.winograd_weights: tile must be 2 or 4 (F(2x2, 3x3) or F(4x4, 3x3)), got 3");
         FS_EXPECT_ERROR(callOp1("fusescope.winograd_weights", {zeros({4, 16, 3, 3}, DType::F64)}),
                         "fusescope.winograd_weights: weight must be f32, got f64 [4,16,3,3]");
         FS_EXPECT_ERROR(callOp1("fusescope.conv2d_winograd", {x, zeros({16, 4, 8}), Value(), IntList{1, 1}}),
-                        "fusescope.conv2d_winograd: weights [16,4,8] are not the transformed [16,O,16] weights of "
-                        "input [1,16,8,8]");
+                        "fusescope.conv2d_winograd: weights [16,4,8] are not the transformed [16,O,16] or [36,O,16] "
+                        "weights of input [1,16,8,8]");
         FS_EXPECT_ERROR(callOp1("fusescope.conv2d_winograd", {x, u, zeros({5}), IntList{1, 1}}),
                         "fusescope.conv2d_winograd: bias [5] f32 does not match 4 f32 output channels");
         FS_EXPECT_ERROR(callOp1("fusescope.conv2d_winograd", {zeros({1, 16, 1, 8}), u, Value(), IntList{0, 0}}),

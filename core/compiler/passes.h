@@ -30,8 +30,8 @@ int removeDeadCode(Graph &graph, PassLog &log);
 int eliminateCommonSubexpressions(Graph &graph, PassLog &log);
 int foldConstants(Graph &graph, PassLog &log);
 int applyIdentities(Graph &graph, PassLog &log);
-// Winograd convolutions of constant weights read weights transformed once
-// (a fusescope.winograd_weights node that constant folding computes).
+// 3x3 convolutions of constant weights that suit Winograd read weights
+// transformed once (a fusescope.winograd_weights node that constant folding computes).
 int splitWinogradConvolutions(Graph &graph, PassLog &log);
 
 } // namespace fusescope::compiler

@@ -6,7 +6,8 @@
 // (fusescope.conv2d_winograd). The arithmetic is the eager kernel's, so
 // where eager mode also picks Winograd the outputs are unchanged bit for
 // bit; with the transform paid once, Winograd also pays for convolutions
-// with fewer output tiles, which eager mode runs through im2col.
+// with fewer output tiles, which eager mode runs through im2col, and large
+// planes take F(4x4, 3x3), whose bigger weight transform eager mode never pays.
 #include "core/compiler/passes.h"
 #include "core/compiler/tracer.h"
 #include "core/ops/conv.h"
@@ -48,15 +49,20 @@ int splitWinogradConvolutions(Graph &graph, PassLog &log)
     int split = 0;
     for (Node *n : graph.nodes()) {
         if (n->kind != NodeKind::CallFunction || n->target != "aten.conv2d" || n->users().empty()
-            || !hasConstantWeight(graph, *n) || !ops::conv2dPrefersWinograd(nodeArgs(graph, *n), true))
+            || !hasConstantWeight(graph, *n))
+            continue;
+        const int tile = ops::conv2dWinogradTile(nodeArgs(graph, *n), true);
+        if (!tile)
             continue;
         const std::vector<Arg> &a = n->args();
-        Node *u = addLike(graph, *n, "fusescope.winograd_weights", {a[1]}, "winograd_weights");
+        Node *u = addLike(graph, *n, "fusescope.winograd_weights", {a[1], Arg::of(Value(int64_t(tile)))},
+                          "winograd_weights");
         Node *conv = addLike(graph, *n, "fusescope.conv2d_winograd", {a[0], Arg::of(u->out()), a[2], a[4]},
                              "conv2d_winograd");
         graph.replaceUses(n->out(), conv->out());
-        log.push_back("winograd: " + n->name + " (3x3 convolution of " + a[1].ref().node->target
-                      + ") reads weights transformed once, not on every call");
+        const std::string f = tile == 4 ? "F(4x4, 3x3)" : "F(2x2, 3x3)";
+        log.push_back("winograd: " + n->name + " (3x3 convolution of " + a[1].ref().node->target + ") runs as " + f
+                      + " on weights transformed once, not on every call");
         ++split;
     }
     return split;

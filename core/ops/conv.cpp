@@ -1451,14 +1451,17 @@ Tensor conv2d(const Tensor &x, const Tensor &weight, const std::optional<Tensor>
     return callOp1("aten.conv2d", {x, weight, Value(bias), stride, padding, dilation, groups});
 }
 
-bool conv2dPrefersWinograd(const Args &conv2dArgs, bool weightsReady)
+int conv2dWinogradTile(const Args &conv2dArgs, bool weightsReady)
 {
     const ConvGeometry g = convGeometry(conv2dArgs);
     if (conv2dArgs[0].toTensor().dtype() != DType::F32 || !g.in.batched)
-        return false;
+        return 0;
     const ConvAlgorithm eager = chooseAlgorithm(g, true);
+    if (!weightsReady)
+        return eager == ConvAlgorithm::Winograd ? 2 : 0;
     // A 3x3 stride-1 ungrouped conv that Winograd does not take runs im2col.
-    return eager == ConvAlgorithm::Winograd || (eager == ConvAlgorithm::Im2col && useWinograd(g, weightsReady));
+    const bool winograd = eager == ConvAlgorithm::Winograd || (eager == ConvAlgorithm::Im2col && useWinograd(g, true));
+    return winograd ? winograd::readyTile(winogradProblem(g)) : 0;
 }
 
 Tensor maxPool2d(const Tensor &x, const IntList &kernelSize, const IntList &stride, const IntList &padding,

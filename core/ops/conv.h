@@ -19,11 +19,12 @@ Tensor adaptiveAvgPool2d(const Tensor &x, const IntList &outputSize);
 Tensor upsample2d(const Tensor &x, const IntList &outputSize, const std::string &mode = "nearest",
                   bool alignCorners = false);
 
-// Whether aten.conv2d with these arguments (meta tensors suffice) is best
-// run as a Winograd convolution: as aten.conv2d itself decides, or, with
-// `weightsReady`, when the weight transform is done once beforehand (the
-// compiler then splits it into fusescope.winograd_weights and
-// fusescope.conv2d_winograd).
-bool conv2dPrefersWinograd(const Args &conv2dArgs, bool weightsReady);
+// The Winograd tile that suits aten.conv2d with these arguments (meta
+// tensors suffice): 0 for none, 2 for F(2x2, 3x3) as aten.conv2d itself
+// runs it, or, with `weightsReady` (the weight transform done once
+// beforehand, which the compiler does through fusescope.winograd_weights
+// and fusescope.conv2d_winograd), also for fewer tiles, and 4 for
+// F(4x4, 3x3) on large planes.
+int conv2dWinogradTile(const Args &conv2dArgs, bool weightsReady);
 
 } // namespace fusescope::ops

@@ -26,21 +26,29 @@ constexpr int64_t kMinTiles = 128;   // fewer, and the GEMMs are too narrow to g
 // 0.74x im2col's time; layer4, 16 tiles: 1.14x).
 constexpr int64_t kMinTilesWeightsReady = 32;
 constexpr int64_t kMinChannels = 16;
+// F(4x4, 3x3) reads 2.25x F(2x2)'s transformed weights for a quarter of its
+// tiles, so with few tiles its GEMMs wait on the weights (bench_conv,
+// resnet18 at batch 4: layer1, 784 tiles of 4x4, 5.07 -> 4.19 ms; layer2, 196,
+// 4.01 -> 3.32; layer3, 64, 3.83 -> 4.17; layer4, 16, 4.97 -> 7.36).
+constexpr int64_t kMinTiles4 = 128;
 
-// 2x2 output tiles per image.
-struct Tiles {
+// M x M output tiles per image (M = 2 or 4).
+template <int M>
+struct TilesOf {
     int64_t rows = 0, cols = 0;
-    explicit Tiles(const Problem &p) : rows(ceilDiv(p.outH, 2)), cols(ceilDiv(p.outW, 2)) {}
+    explicit TilesOf(const Problem &p) : rows(ceilDiv(p.outH, M)), cols(ceilDiv(p.outW, M)) {}
 };
+using Tiles = TilesOf<2>;
 
-// The four input rows under tile row `th` of one plane, zero-padded to
-// `width` = 2 * tiles + 2 columns starting at column -padW.
+// The M + 2 input rows under tile row `th` of one plane, zero-padded to
+// `width` = M * tiles + 2 columns starting at column -padW.
+template <int M>
 void windowRows(const Problem &p, const float *plane, int64_t th, int64_t width, float *rows)
 {
     const int64_t j0 = std::min(p.padW, width), j1 = std::clamp<int64_t>(p.w + p.padW, j0, width);
-    for (int64_t k = 0; k < 4; ++k) {
+    for (int64_t k = 0; k < M + 2; ++k) {
         float *row = rows + k * width;
-        const int64_t ih = 2 * th + k - p.padH;
+        const int64_t ih = M * th + k - p.padH;
         if (ih < 0 || ih >= p.h) {
             std::fill_n(row, width, 0.f);
             continue;
@@ -61,7 +69,7 @@ void transformInput(const Problem &p, const Tiles &t, const float *x, int64_t r0
     float *d = buf, *e = buf + 4 * width;
     for (int64_t c = 0; c < p.c; ++c) {
         for (int64_t r = r0; r < r1; ++r) {
-            windowRows(p, x + (r / t.rows * p.c + c) * p.h * p.w, r % t.rows, width, d);
+            windowRows<2>(p, x + (r / t.rows * p.c + c) * p.h * p.w, r % t.rows, width, d);
             const float *d0 = d, *d1 = d + width, *d2 = d + 2 * width, *d3 = d + 3 * width;
             for (int64_t j = 0; j < width; ++j) {
                 e[j] = d0[j] - d2[j];
@@ -120,43 +128,212 @@ void transformOutput(const Problem &p, const Tiles &t, const float *m, const flo
     }
 }
 
+// F(4x4, 3x3): 6x6 input windows every 4 pixels, 36 points, with
+// B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1].
+struct Six {
+    float v[6];
+};
+
+inline Six inputRow(float a, float b, float c, float d, float e, float f)
+{
+    return {{4.f * a - 5.f * c + e, -4.f * b - 4.f * c + d + e, 4.f * b - 4.f * c - d + e,
+             -2.f * b - c + 2.f * d + e, 2.f * b - c - 2.f * d + e, 4.f * b - 5.f * d + f}};
+}
+
+void transformInput4(const Problem &p, const TilesOf<4> &t, const float *x, int64_t r0, int64_t r1, float *v,
+                     float *buf)
+{
+    const int64_t tiles = (r1 - r0) * t.cols, width = 4 * t.cols + 2, pointStride = p.c * tiles;
+    float *d = buf, *e = buf + 6 * width;
+    for (int64_t c = 0; c < p.c; ++c) {
+        for (int64_t r = r0; r < r1; ++r) {
+            windowRows<4>(p, x + (r / t.rows * p.c + c) * p.h * p.w, r % t.rows, width, d);
+            for (int64_t j = 0; j < width; ++j) {
+                const Six col = inputRow(d[j], d[width + j], d[2 * width + j], d[3 * width + j], d[4 * width + j],
+                                         d[5 * width + j]);
+                for (int i = 0; i < 6; ++i)
+                    e[i * width + j] = col.v[i];
+            }
+            float *dst = v + c * tiles + (r - r0) * t.cols;
+            for (int64_t i = 0; i < 6; ++i) {
+                const float *s = e + i * width;
+                float *vi = dst + 6 * i * pointStride;
+                for (int64_t tw = 0; tw < t.cols; ++tw) {
+                    const float *w = s + 4 * tw;
+                    const Six row = inputRow(w[0], w[1], w[2], w[3], w[4], w[5]);
+                    for (int k = 0; k < 6; ++k)
+                        vi[k * pointStride + tw] = row.v[k];
+                }
+            }
+        }
+    }
+}
+
+// A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1].
+inline void outputRow(const float *m, int64_t stride, float *y)
+{
+    const float a = m[0], b = m[stride], c = m[2 * stride], d = m[3 * stride], e = m[4 * stride],
+                f = m[5 * stride];
+    const float s1 = b + c, d1 = b - c, s2 = d + e, d2 = d - e;
+    y[0] = a + s1 + s2;
+    y[1] = d1 + 2.f * d2;
+    y[2] = s1 + 4.f * s2;
+    y[3] = d1 + 8.f * d2 + f;
+}
+
+// out = A^T m A + bias for every tile; rows and columns past the output's end are dropped.
+void transformOutput4(const Problem &p, const TilesOf<4> &t, const float *m, const float *bias, int64_t r0,
+                      int64_t r1, float *out, float *buf)
+{
+    const int64_t tiles = (r1 - r0) * t.cols, pointStride = p.outC * tiles, width = 4 * t.cols;
+    for (int64_t o = 0; o < p.outC; ++o) {
+        const float b = bias ? bias[o] : 0.f;
+        for (int64_t r = r0; r < r1; ++r) {
+            const float *src = m + o * tiles + (r - r0) * t.cols;
+            for (int64_t tw = 0; tw < t.cols; ++tw) {
+                float q[36], cols[4][6];
+                for (int64_t k = 0; k < 36; ++k)
+                    q[k] = src[k * pointStride + tw];
+                for (int j = 0; j < 6; ++j) { // A^T along the point rows, column j
+                    float y[4];
+                    outputRow(q + j, 6, y);
+                    for (int i = 0; i < 4; ++i)
+                        cols[i][j] = y[i];
+                }
+                for (int i = 0; i < 4; ++i) {
+                    float y[4];
+                    outputRow(cols[i], 1, y);
+                    for (int k = 0; k < 4; ++k)
+                        buf[i * width + 4 * tw + k] = y[k] + b;
+                }
+            }
+            const int64_t img = r / t.rows, oh = 4 * (r % t.rows);
+            float *dst = out + ((img * p.outC + o) * p.outH + oh) * p.outW;
+            for (int64_t i = 0; i < 4 && oh + i < p.outH; ++i)
+                std::copy_n(buf + i * width, p.outW, dst + i * p.outW);
+        }
+    }
+}
+
+template <int M>
+using InputTransform = void (*)(const Problem &, const TilesOf<M> &, const float *, int64_t, int64_t, float *, float *);
+template <int M>
+using OutputTransform = void (*)(const Problem &, const TilesOf<M> &, const float *, const float *, int64_t, int64_t,
+                                 float *, float *);
+
+// Chunks of whole tile rows, a multiple of the pool's threads, and of the
+// same number of output pixels for both tile sizes; per chunk the input
+// transform, one GEMM per point and the output transform.
+template <int M>
+void runTransformed(const Problem &p, const float *x, const float *u, const float *bias, float *out,
+                    InputTransform<M> input, OutputTransform<M> output)
+{
+    constexpr int64_t points = (M + 2) * (M + 2), chunkTiles = kChunkTiles * 4 / (M * M);
+    const TilesOf<M> t(p);
+    const int64_t tileRows = p.n * t.rows;
+    if (tileRows == 0 || t.cols == 0)
+        return;
+    const bool nested = inParallelRegion();
+    const int64_t threads = nested ? 1 : numThreads();
+    const int64_t wanted = ceilDiv(ceilDiv(tileRows * t.cols, chunkTiles), threads) * threads;
+    const int64_t rowsPerChunk = ceilDiv(tileRows, std::min(tileRows, wanted));
+    const int64_t chunks = ceilDiv(tileRows, rowsPerChunk), maxTiles = rowsPerChunk * t.cols;
+    std::optional<SerialBlasScope> serialBlas;
+    if (!nested)
+        serialBlas.emplace();
+    parallelFor(0, chunks, 1, [&](int64_t c0, int64_t c1) {
+        const int64_t vSize = points * p.c * maxTiles, mSize = points * p.outC * maxTiles;
+        const Tensor scratch = Tensor::empty({vSize + mSize + 2 * (M + 2) * (M * t.cols + 2)}, DType::F32);
+        float *v = scratch.data<float>(), *m = v + vSize, *buf = m + mSize;
+        for (int64_t chunk = c0; chunk < c1; ++chunk) {
+            const int64_t r0 = chunk * rowsPerChunk, r1 = std::min(tileRows, r0 + rowsPerChunk);
+            const int64_t tiles = (r1 - r0) * t.cols;
+            input(p, t, x, r0, r1, v, buf);
+            for (int64_t k = 0; k < points; ++k)
+                blas::gemm(false, false, p.outC, tiles, p.c, 1.f, u + k * p.outC * p.c, p.c, v + k * p.c * tiles,
+                           tiles, 0.f, m + k * p.outC * tiles, tiles);
+            output(p, t, m, bias, r0, r1, out, buf);
+        }
+    });
+}
+
 } // namespace
 
-// U[point][o][c] = G g G^T for the filter g = w[o][c], with
-// G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]. A block of filters is
-// transformed into a local [16][block] array first and then copied out one
-// point at a time: the 16 points lie a power-of-two distance apart for
-// typical channel counts, and storing to all 16 per filter made them evict
-// each other from the same cache sets (512x512 weights: 9 ms, then 1.3).
-void transformWeights(int64_t outC, int64_t c, const float *w, float *u)
+namespace {
+
+// G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1] applied to (a, b, c).
+inline void g4(float a, float b, float c, float *o, int stride)
 {
-    constexpr int64_t kBlock = 64;
+    o[0] = a;
+    o[stride] = 0.5f * (a + b + c);
+    o[2 * stride] = 0.5f * (a - b + c);
+    o[3 * stride] = c;
+}
+
+// G = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1].
+inline void g6(float a, float b, float c, float *o, int stride)
+{
+    o[0] = 0.25f * a;
+    o[stride] = -(a + b + c) / 6.f;
+    o[2 * stride] = -(a - b + c) / 6.f;
+    o[3 * stride] = a / 24.f + b / 12.f + c / 6.f;
+    o[4 * stride] = a / 24.f - b / 12.f + c / 6.f;
+    o[5 * stride] = c;
+}
+
+// points[r * N + k] = (G g G^T)[r][k] for the 3x3 filter g.
+template <int N>
+void filterPoints(const float *g, float *points)
+{
+    auto apply = [](float a, float b, float c, float *o, int stride) {
+        if constexpr (N == 4)
+            g4(a, b, c, o, stride);
+        else
+            g6(a, b, c, o, stride);
+    };
+    float gg[N * 3]; // G g, row-major [N][3]
+    for (int j = 0; j < 3; ++j)
+        apply(g[j], g[3 + j], g[6 + j], gg + j, 3);
+    for (int r = 0; r < N; ++r)
+        apply(gg[r * 3], gg[r * 3 + 1], gg[r * 3 + 2], points + r * N, 1);
+}
+
+// U[point][o][c] for every filter w[o][c] (N x N points). A block of
+// filters is transformed into a local [points][block] array first and then
+// copied out one point at a time: the points lie a power-of-two distance apart for typical channel counts, and storing to all
+// of them per filter made them evict each other from the same cache sets
+// (F(2x2) of 512x512 weights: 9 ms, then 1.3).
+template <int N>
+void transformFilters(int64_t outC, int64_t c, const float *w, float *u)
+{
+    constexpr int64_t kCount = N * N, kBlock = 64;
     const int64_t filters = outC * c;
     parallelFor(0, ceilDiv(filters, kBlock), 16, [&](int64_t b0, int64_t b1) {
-        float block[kPoints][kBlock];
+        float block[kCount][kBlock];
         for (int64_t b = b0; b < b1; ++b) {
             const int64_t first = b * kBlock, count = std::min(kBlock, filters - first);
             for (int64_t i = 0; i < count; ++i) {
-                const float *g = w + (first + i) * 9;
-                float gg[4][3]; // G g
-                for (int j = 0; j < 3; ++j) {
-                    gg[0][j] = g[j];
-                    gg[1][j] = 0.5f * (g[j] + g[3 + j] + g[6 + j]);
-                    gg[2][j] = 0.5f * (g[j] - g[3 + j] + g[6 + j]);
-                    gg[3][j] = g[6 + j];
-                }
-                for (int r = 0; r < 4; ++r) {
-                    const float a = gg[r][0], bb = gg[r][1], cc = gg[r][2];
-                    block[r * 4][i] = a;
-                    block[r * 4 + 1][i] = 0.5f * (a + bb + cc);
-                    block[r * 4 + 2][i] = 0.5f * (a - bb + cc);
-                    block[r * 4 + 3][i] = cc;
-                }
+                float points[kCount];
+                filterPoints<N>(w + (first + i) * 9, points);
+                for (int64_t k = 0; k < kCount; ++k)
+                    block[k][i] = points[k];
             }
-            for (int64_t k = 0; k < kPoints; ++k)
+            for (int64_t k = 0; k < kCount; ++k)
                 std::copy_n(block[k], count, u + k * filters + first);
         }
     });
+}
+
+} // namespace
+
+void transformWeights(int64_t outC, int64_t c, const float *w, float *u)
+{
+    transformFilters<4>(outC, c, w, u);
+}
+
+void transformWeights4(int64_t outC, int64_t c, const float *w, float *u)
+{
+    transformFilters<6>(outC, c, w, u);
 }
 
 bool worthIt(const Problem &p, bool weightsReady)
@@ -164,6 +341,12 @@ bool worthIt(const Problem &p, bool weightsReady)
     const Tiles t(p);
     const int64_t minTiles = weightsReady ? kMinTilesWeightsReady : kMinTiles;
     return p.c >= kMinChannels && p.outC >= kMinChannels && p.n * t.rows * t.cols >= minTiles;
+}
+
+int readyTile(const Problem &p)
+{
+    const TilesOf<4> t(p);
+    return p.n * t.rows * t.cols >= kMinTiles4 ? 4 : 2;
 }
 
 void conv3x3(const Problem &p, const float *x, const float *w, const float *bias, float *out)
@@ -175,33 +358,12 @@ void conv3x3(const Problem &p, const float *x, const float *w, const float *bias
 
 void conv3x3Transformed(const Problem &p, const float *x, const float *u, const float *bias, float *out)
 {
-    const Tiles t(p);
-    const int64_t tileRows = p.n * t.rows;
-    if (tileRows == 0 || t.cols == 0)
-        return;
-    // Chunks of whole tile rows, a multiple of the pool's threads.
-    const bool nested = inParallelRegion();
-    const int64_t threads = nested ? 1 : numThreads();
-    const int64_t wanted = ceilDiv(ceilDiv(tileRows * t.cols, kChunkTiles), threads) * threads;
-    const int64_t rowsPerChunk = ceilDiv(tileRows, std::min(tileRows, wanted));
-    const int64_t chunks = ceilDiv(tileRows, rowsPerChunk), maxTiles = rowsPerChunk * t.cols;
-    std::optional<SerialBlasScope> serialBlas;
-    if (!nested)
-        serialBlas.emplace();
-    parallelFor(0, chunks, 1, [&](int64_t c0, int64_t c1) {
-        const int64_t vSize = kPoints * p.c * maxTiles, mSize = kPoints * p.outC * maxTiles;
-        const Tensor scratch = Tensor::empty({vSize + mSize + 8 * (2 * t.cols + 2)}, DType::F32);
-        float *v = scratch.data<float>(), *m = v + vSize, *buf = m + mSize;
-        for (int64_t chunk = c0; chunk < c1; ++chunk) {
-            const int64_t r0 = chunk * rowsPerChunk, r1 = std::min(tileRows, r0 + rowsPerChunk);
-            const int64_t tiles = (r1 - r0) * t.cols;
-            transformInput(p, t, x, r0, r1, v, buf);
-            for (int64_t k = 0; k < kPoints; ++k)
-                blas::gemm(false, false, p.outC, tiles, p.c, 1.f, u + k * p.outC * p.c, p.c, v + k * p.c * tiles,
-                           tiles, 0.f, m + k * p.outC * tiles, tiles);
-            transformOutput(p, t, m, bias, r0, r1, out, buf);
-        }
-    });
+    runTransformed<2>(p, x, u, bias, out, transformInput, transformOutput);
+}
+
+void conv3x3Transformed4(const Problem &p, const float *x, const float *u, const float *bias, float *out)
+{
+    runTransformed<4>(p, x, u, bias, out, transformInput4, transformOutput4);
 }
 
 } // namespace fusescope::winograd

@@ -1,4 +1,4 @@
-// Winograd F(2x2, 3x3) convolution: 3x3, stride 1, undilated, ungrouped, f32.
+// Winograd F(2x2, 3x3) and F(4x4, 3x3) convolutions: 3x3, stride 1, undilated, ungrouped, f32.
 // Internal to conv2d's kernel (core/ops/conv.cpp), which decides when to use it.
 #pragma once
 
@@ -17,6 +17,10 @@ struct Problem {
 // `weightsReady` (transformed once, at compile time) fewer tiles suffice.
 bool worthIt(const Problem &p, bool weightsReady = false);
 
+// The tile for a convolution whose weights are transformed beforehand and
+// that worthIt accepts: 4 (F(4x4, 3x3)) with enough 4x4 tiles, else 2.
+int readyTile(const Problem &p);
+
 // Transformed weights: 16 points of [outC, c] each, the layout conv3x3Transformed reads.
 constexpr int64_t kTransformedPoints = 16;
 
@@ -29,5 +33,12 @@ void conv3x3(const Problem &p, const float *x, const float *w, const float *bias
 
 // The same with weights already transformed by transformWeights.
 void conv3x3Transformed(const Problem &p, const float *x, const float *u, const float *bias, float *out);
+
+// F(4x4, 3x3): 36 points per 4x4 output pixels, 2.25 multiplications per
+// output against F(2x2)'s 4, for larger transforms whose weights are 2.25x
+// F(2x2)'s. Only run with weights transformed beforehand (the compiler).
+constexpr int64_t kTransformedPoints4 = 36;
+void transformWeights4(int64_t outC, int64_t c, const float *w, float *u);
+void conv3x3Transformed4(const Problem &p, const float *x, const float *u, const float *bias, float *out);
 
 } // namespace fusescope::winograd

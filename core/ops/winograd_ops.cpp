@@ -1,10 +1,12 @@
 // The two halves of a Winograd convolution as ops of their own, so that the
 // compiler can run the weight half once at compile time (constant folding)
 // and keep only the input half in the compiled program:
-//   fusescope.winograd_weights(w)                 [O, C, 3, 3] -> [16, O, C]
+//   fusescope.winograd_weights(w, tile)           [O, C, 3, 3] -> [(tile + 2)^2, O, C]
 //   fusescope.conv2d_winograd(x, u, bias, padding) = conv2d(x, w, bias, 1, padding)
-// Both call core/ops/winograd.cpp, the code aten.conv2d runs when it picks
-// Winograd, so the compiled result equals the eager one bit for bit.
+// tile 2 is F(2x2, 3x3), the code aten.conv2d runs when it picks Winograd,
+// so the compiled result equals the eager one bit for bit; tile 4 is
+// F(4x4, 3x3), which only compiled code runs. conv2d_winograd tells the two
+// apart by the number of points.
 #include "core/ops/builtin.h"
 #include "core/ops/registry.h"
 #include "core/ops/winograd.h"
@@ -27,19 +29,30 @@ void requireF32(const char *op, const char *name, const Tensor &t)
                     + shapeStr(t.sizes()));
 }
 
+int64_t pointsOfTile(int64_t tile)
+{
+    if (tile != 2 && tile != 4)
+        throw Error(std::string(kWeights) + ": tile must be 2 or 4 (F(2x2, 3x3) or F(4x4, 3x3)), got "
+                    + std::to_string(tile));
+    return tile == 2 ? winograd::kTransformedPoints : winograd::kTransformedPoints4;
+}
+
 std::vector<TensorSpec> weightsShape(const Args &a)
 {
     const Tensor &w = arg(a, 0);
     requireF32(kWeights, "weight", w);
     if (w.dim() != 4 || w.size(2) != 3 || w.size(3) != 3)
         throw Error(std::string(kWeights) + ": weight must be 4-D [O,C,3,3], got " + shapeStr(w.sizes()));
-    return {{{winograd::kTransformedPoints, w.size(0), w.size(1)}, DType::F32}};
+    return {{{pointsOfTile(a[1].toInt()), w.size(0), w.size(1)}, DType::F32}};
 }
 
 void weightsKernel(const Args &a, std::span<Tensor> outs)
 {
     const Tensor w = arg(a, 0).contiguous();
-    winograd::transformWeights(w.size(0), w.size(1), w.data<float>(), outs[0].data<float>());
+    if (a[1].toInt() == 2)
+        winograd::transformWeights(w.size(0), w.size(1), w.data<float>(), outs[0].data<float>());
+    else
+        winograd::transformWeights4(w.size(0), w.size(1), w.data<float>(), outs[0].data<float>());
 }
 
 struct ConvProblem {
@@ -56,9 +69,12 @@ ConvProblem convProblem(const Args &a)
     requireF32(kConv, "weights", u);
     if (x.dim() != 4)
         throw Error(std::string(kConv) + ": expected a 4-D [N,C,H,W] input, got " + shapeStr(x.sizes()));
-    if (u.dim() != 3 || u.size(0) != winograd::kTransformedPoints || u.size(2) != x.size(1))
+    const bool points = u.dim() == 3 && (u.size(0) == winograd::kTransformedPoints
+                                         || u.size(0) == winograd::kTransformedPoints4);
+    if (!points || u.size(2) != x.size(1))
         throw Error(std::string(kConv) + ": weights " + shapeStr(u.sizes()) + " are not the transformed [16,O,"
-                    + std::to_string(x.size(1)) + "] weights of input " + shapeStr(x.sizes()));
+                    + std::to_string(x.size(1)) + "] or [36,O," + std::to_string(x.size(1)) + "] weights of input "
+                    + shapeStr(x.sizes()));
     if (bias && (bias->dtype() != DType::F32 || bias->dim() != 1 || bias->size(0) != u.size(1)))
         throw Error(std::string(kConv) + ": bias " + shapeStr(bias->sizes()) + " " + dtypeName(bias->dtype())
                     + " does not match " + std::to_string(u.size(1)) + " f32 output channels");
@@ -92,11 +108,14 @@ void convKernel(const Args &a, std::span<Tensor> outs)
     const std::optional<Tensor> bias = a[2].toOptionalTensor();
     const Tensor b = bias ? bias->contiguous() : Tensor();
     KernelEvent event;
-    event.name = "conv2d_winograd";
+    event.name = u.size(0) == winograd::kTransformedPoints ? "conv2d_winograd" : "conv2d_winograd_f4";
     event.cost.flops = nominalFlops(a, outs[0]);
     const KernelScope scope(event);
-    winograd::conv3x3Transformed(c.p, x.data<float>(), u.data<float>(), b.defined() ? b.data<float>() : nullptr,
-                                 outs[0].data<float>());
+    const float *pb = b.defined() ? b.data<float>() : nullptr;
+    if (u.size(0) == winograd::kTransformedPoints)
+        winograd::conv3x3Transformed(c.p, x.data<float>(), u.data<float>(), pb, outs[0].data<float>());
+    else
+        winograd::conv3x3Transformed4(c.p, x.data<float>(), u.data<float>(), pb, outs[0].data<float>());
 }
 
 OpCost convCost(const Args &a, std::span<const Tensor> outs)
@@ -120,7 +139,7 @@ void registerWinogradOps(OpRegistry &r)
         cost.flops = 4.0 * static_cast<double>(outs[0].numel());
         return cost;
     };
-    r.add(std::string(kWeights) + "(Tensor weight) -> Tensor", std::move(weights));
+    r.add(std::string(kWeights) + "(Tensor weight, int tile=2) -> Tensor", std::move(weights));
 
     OpDef conv;
     conv.kind = OpKind::Convolution;

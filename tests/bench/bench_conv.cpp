@@ -108,23 +108,27 @@ void benchConvs(Generator &gen, int repeat, int64_t batch, std::span<const ConvS
 // aten.conv2d picks with its per-call transform, and the transform alone.
 void benchPretransformed(Generator &gen, int repeat, int64_t batch)
 {
-    std::printf("\n%-20s %9s %9s %9s %7s  (batch %lld)\n", "3x3 stride 1", "conv2d", "pre-tr.", "transform",
-                "ratio", static_cast<long long>(batch));
+    std::printf("\n%-20s %9s %9s %9s %7s %9s %7s  (batch %lld)\n", "3x3 stride 1", "conv2d", "F(2x2)", "transform",
+                "ratio", "F(4x4)", "ratio", static_cast<long long>(batch));
     for (const ConvShape &s : kShapes) {
         if (s.k != 3 || s.stride != 1)
             continue;
         const Tensor x = randn({batch, s.c, s.hw, s.hw}, gen), w = randn({s.o, s.c, 3, 3}, gen);
         const Tensor u = callOp1("fusescope.winograd_weights", {w});
+        const Tensor u4 = callOp1("fusescope.winograd_weights", {w, int64_t(4)});
         auto conv = [&] { (void)ops::conv2d(x, w, std::nullopt, {1}, {1}); };
         auto pre = [&] { (void)callOp1("fusescope.conv2d_winograd", {x, u, Value(), IntList{1, 1}}); };
+        auto pre4 = [&] { (void)callOp1("fusescope.conv2d_winograd", {x, u4, Value(), IntList{1, 1}}); };
         auto transform = [&] { (void)callOp1("fusescope.winograd_weights", {w}); };
-        double tc = 1e30, tp = 1e30, tt = 1e30;
+        double tc = 1e30, tp = 1e30, tt = 1e30, t4 = 1e30;
         for (int round = 0; round < 3; ++round) { // alternating, so all see the same load
             tc = std::min(tc, bench::medianSeconds(repeat, conv));
             tp = std::min(tp, bench::medianSeconds(repeat, pre));
             tt = std::min(tt, bench::medianSeconds(repeat, transform));
+            t4 = std::min(t4, bench::medianSeconds(repeat, pre4));
         }
-        std::printf("%-20s %9.3f %9.3f %9.3f %7.2f\n", s.name, tc * 1e3, tp * 1e3, tt * 1e3, tp / tc);
+        std::printf("%-20s %9.3f %9.3f %9.3f %7.2f %9.3f %7.2f\n", s.name, tc * 1e3, tp * 1e3, tt * 1e3, tp / tc,
+                    t4 * 1e3, t4 / tc);
     }
 }
 
