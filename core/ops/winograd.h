@@ -1,5 +1,6 @@
 // Winograd F(2x2, 3x3) and F(4x4, 3x3) convolutions: 3x3, stride 1, undilated, ungrouped, f32.
-// Internal to conv2d's kernel (core/ops/conv.cpp), which decides when to use it.
+// Internal to the convolution kernels: aten.conv2d (core/ops/conv.cpp, which decides
+// when eager mode uses F(2x2)) and the compiler's ops of core/ops/winograd_ops.cpp.
 #pragma once
 
 #include <cstdint>
