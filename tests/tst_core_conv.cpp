@@ -475,7 +475,8 @@ private slots:
     }
 
     // The two halves the compiler splits a Winograd conv2d into compute what
-    // conv2d computes, bit for bit.
+    // conv2d computes: bit for bit with F(2x2) tiles, within F(4x4)'s rounding
+    // of the direct sum with F(4x4) tiles.
     void winogradOpsEqualConv2d_data()
     {
         QTest::addColumn<ConvCase>("c");
