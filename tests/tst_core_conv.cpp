@@ -257,6 +257,9 @@ private slots:
             {"winograd unpadded", {{1, 24, 30, 31}, {16, 24, 3, 3}, false, {1, 1}, {0, 0}, {1, 1}, 1}},
             {"winograd asymmetric pad", {{4, 16, 12, 14}, {17, 16, 3, 3}, true, {1, 1}, {2, 0}, {1, 1}, 1}},
             {"depthwise 5x5 channels-last dilated", {{1, 33, 12, 11}, {33, 1, 5, 5}, false, {1, 1}, {3, 0}, {2, 1}, 33}},
+            // Output channels per group in blocks of 8 (AVX-512), 4 and 1.
+            {"grouped 12 per group", {{1, 24, 9, 10}, {24, 12, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 2}},
+            {"grouped 21 per group stride 2", {{2, 42, 13, 11}, {42, 21, 3, 3}, false, {2, 2}, {1, 1}, {1, 1}, 2}},
         };
         for (const auto &[name, c] : cases) {
             for (const char *layout : {"contiguous", "transposed"})

@@ -256,7 +256,7 @@ struct GemmBlock {
 struct GemmBlocks {
     int64_t gemms = 1, rowParts = 1, colParts = 1, rows = 0, cols = 0;
 
-    static constexpr int64_t kMinBlockRows = 16, kMinBlockCols = 32;
+    static constexpr int64_t kMinBlockRows = 16, kMinBlockCols = 32, kRowAlign = 16;
     GemmBlocks(int64_t gemmCount, int64_t m, int64_t n, int threads) : gemms(gemmCount), rows(m), cols(n)
     {
         const int64_t parts = ceilDiv(int64_t(threads), std::max<int64_t>(gemms, 1));
@@ -271,7 +271,8 @@ struct GemmBlocks {
     GemmBlock block(int64_t i) const
     {
         const int64_t r = i / colParts % rowParts, c = i % colParts;
-        const int64_t rowStep = ceilDiv(rows, rowParts), colStep = ceilDiv(cols, colParts);
+        const int64_t rowStep = rowParts == 1 ? rows : ceilDiv(ceilDiv(rows, rowParts), kRowAlign) * kRowAlign;
+        const int64_t colStep = ceilDiv(cols, colParts);
         return {i / (rowParts * colParts), std::min(rows, r * rowStep), std::min(rows, (r + 1) * rowStep),
                 std::min(cols, c * colStep), std::min(cols, (c + 1) * colStep)};
     }
@@ -577,7 +578,33 @@ void im2colConv(const ConvGeometry &g, const T *x, const T *w, const T *bias, T 
 // on MobileNet's 7x7 and 14x14 planes, where a loop per output row ran 7-14
 // iterations. The price is (kernel - 1) * dilation / stride discarded columns
 // per row.
+// dst[0, n) = src[0, n) for the short rows of small planes: up to 16
+// elements as two overlapping fixed-size copies that compile to a few vector
+// moves, longer ones through memmove (a call per row of 7 floats cost more
+// than the copy).
+template <typename T>
+void copyShort(T *dst, const T *src, int64_t n)
+{
+    constexpr int64_t half = 32 / int64_t(sizeof(T));
+    if (n > 2 * half || n < half / 2) {
+        std::copy(src, src + n, dst);
+    } else if (n >= half) {
+        T head[half], tail[half];
+        std::memcpy(head, src, sizeof head);
+        std::memcpy(tail, src + n - half, sizeof tail);
+        std::memcpy(dst, head, sizeof head);
+        std::memcpy(dst + n - half, tail, sizeof tail);
+    } else {
+        T head[half / 2], tail[half / 2];
+        std::memcpy(head, src, sizeof head);
+        std::memcpy(tail, src + n - half / 2, sizeof tail);
+        std::memcpy(dst, head, sizeof head);
+        std::memcpy(dst + n - half / 2, tail, sizeof tail);
+    }
+}
+
 struct PhasedPlane {
+    static constexpr int64_t kShortRow = 32;
     Axis h, w;
     int64_t rows = 0, pitch = 0; // of one phase
     int64_t phases = 0;          // stride.h * stride.w
@@ -598,21 +625,27 @@ struct PhasedPlane {
 
     // Phase (r, c) row i, column j = input row i * sh + r - pad.h, column
     // j * sw + c - pad.w, or `outside` (the padding) where that is not in the plane.
+    // Short rows get their padding from one pass over all phases first: on
+    // 7x7 and 14x14 planes, filling it row by row cost more library calls
+    // than the rows had elements. Long rows would be written twice.
     template <typename T, typename P>
     void fill(const T *plane, P *dst, P outside) const
     {
+        const bool shortRows = pitch <= kShortRow;
+        if (shortRows)
+            std::fill(dst, dst + phases * size(), outside);
         for (int64_t r = 0; r < h.stride; ++r) {
             for (int64_t c = 0; c < w.stride; ++c) {
                 const Span inside = validOutputs({w.in, pitch, 1, w.stride, w.pad - c, 1}, 0);
                 for (int64_t i = 0; i < rows; ++i, dst += pitch) {
                     const int64_t ih = i * h.stride + r - h.pad;
-                    if (ih < 0 || ih >= h.in) {
-                        std::fill(dst, dst + pitch, outside);
-                        continue;
+                    const bool in = ih >= 0 && ih < h.in && inside.lo < inside.hi;
+                    if (!shortRows) {
+                        std::fill(dst, dst + (in ? inside.lo : pitch), outside);
+                        std::fill(dst + (in ? inside.hi : pitch), dst + pitch, outside);
                     }
-                    std::fill(dst, dst + inside.lo, outside);
-                    copyRow(plane + ih * w.in, dst, inside, c - w.pad);
-                    std::fill(dst + inside.hi, dst + pitch, outside);
+                    if (in)
+                        copyRow(plane + ih * w.in, dst, inside, c - w.pad);
                 }
             }
         }
@@ -623,6 +656,10 @@ private:
     template <typename T, typename P>
     void copyRow(const T *src, P *dst, Span cols, int64_t shift) const
     {
+        if constexpr (std::is_same_v<T, P>) {
+            if (w.stride == 1)
+                return copyShort(dst + cols.lo, src + cols.lo + shift, cols.hi - cols.lo);
+        }
         if (w.stride == 1)
             std::copy(src + cols.lo + shift, src + cols.hi + shift, dst + cols.lo);
         else if (w.stride == 2) // a constant stride vectorizes as loads and shuffles
@@ -845,7 +882,8 @@ void depthwiseChannelsLast(const ConvGeometry &g, const float *x, const float *w
 // copies the input nine times first. Here every input channel of a group goes
 // through the phased plane once, and a register block of kRowBlock output
 // channels by 16 pixels accumulates over (channel, tap) straight from it.
-// f32 only (GCC/Clang vector types; 8 lanes, AVX2); f64 keeps im2col.
+// f32 only (GCC/Clang vector types; 8 lanes, AVX2, or 16 where the CPU has
+// AVX-512); f64 keeps im2col.
 constexpr int64_t kRowBlock = 4;
 constexpr int64_t kMaxGroupChannels = 64; // above, the GEMM's packing pays
 
@@ -890,25 +928,76 @@ void groupedBlock(const GroupInput &in, int64_t cg, const float *w, const float 
     }
 }
 
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+// groupedBlock with one 16-lane vector per output channel: the same 16 pixels
+// of twice the channels per load. The build targets AVX2, so this is compiled
+// for AVX-512 alone and runs where loops::wideVectors() says the CPU has it
+// (bench_conv, RegNet's grouped convolutions on Zen 5: ...).
+constexpr int64_t kWideRowBlock = 8;
+
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void
+groupedBlockWide(const GroupInput &in, int64_t cg, const float *w, const float *bias, float *acc, int64_t n,
+                 int64_t k0)
+{
+    using Vec16 = float __attribute__((vector_size(64)));
+    static_assert(sizeof(Vec16) == kBlock * sizeof(float));
+    const int64_t taps = static_cast<int64_t>(in.taps.size()), wRow = cg * taps;
+    Vec16 a[kWideRowBlock];
+    for (int r = 0; r < kWideRowBlock; ++r)
+        a[r] = Vec16{} + (bias ? bias[r] : 0.f);
+    for (int64_t c = 0; c < cg; ++c) {
+        const float *src = in.phases + c * in.stride + k0;
+        const float *wc = w + c * taps;
+        for (int64_t t = 0; t < taps; ++t) {
+            Vec16 x;
+            std::memcpy(&x, src + in.taps[size_t(t)], sizeof x);
+            for (int r = 0; r < kWideRowBlock; ++r)
+                a[r] += wc[r * wRow + t] * x;
+        }
+    }
+    for (int r = 0; r < kWideRowBlock; ++r)
+        std::memcpy(acc + r * n + k0, &a[r], sizeof a[r]);
+}
+#define FUSESCOPE_WIDE_GROUPED 1
+#endif
+
+// Output channels [o, o + rows) over all pixels, rows the largest block that
+// fits in what is left of the group.
+int64_t groupedRows(const GroupInput &in, int64_t cg, int64_t og, int64_t o, const float *w, const float *bias,
+                    float *acc, int64_t n)
+{
+    const int64_t wPerChannel = cg * static_cast<int64_t>(in.taps.size());
+    w += o * wPerChannel;
+    bias = bias ? bias + o : nullptr;
+    acc += o * n;
+#ifdef FUSESCOPE_WIDE_GROUPED
+    if (loops::wideVectors() && o + kWideRowBlock <= og) {
+        for (int64_t k0 = 0; k0 < n; k0 += kBlock)
+            groupedBlockWide(in, cg, w, bias, acc, n, k0);
+        return kWideRowBlock;
+    }
+#endif
+    const int64_t rows = o + kRowBlock <= og ? kRowBlock : 1;
+    for (int64_t k0 = 0; k0 < n; k0 += kBlock) {
+        if (rows == kRowBlock)
+            groupedBlock<kRowBlock>(in, cg, w, bias, acc, n, k0);
+        else
+            groupedBlock<1>(in, cg, w, bias, acc, n, k0);
+    }
+    return rows;
+}
+
 // All output channels of one group and image, then copied from the phase
 // pitch into the output planes.
 void groupedOutputs(const ConvGeometry &g, const GroupInput &in, const float *w, const float *bias, float *acc,
                     int64_t n, float *out)
 {
-    const int64_t og = g.og(), cg = g.cg(), wPerChannel = cg * g.taps();
-    for (int64_t o = 0; o < og; o += kRowBlock) {
-        const bool full = o + kRowBlock <= og;
-        for (int64_t k0 = 0; k0 < n; k0 += kBlock) {
-            if (full)
-                groupedBlock<kRowBlock>(in, cg, w + o * wPerChannel, bias ? bias + o : nullptr, acc + o * n, n, k0);
-            else
-                for (int64_t r = o; r < og; ++r)
-                    groupedBlock<1>(in, cg, w + r * wPerChannel, bias ? bias + r : nullptr, acc + r * n, n, k0);
-        }
-    }
+    const int64_t og = g.og(), cg = g.cg();
+    for (int64_t o = 0; o < og;)
+        o += groupedRows(in, cg, og, o, w, bias, acc, n);
     for (int64_t o = 0; o < og; ++o)
         for (int64_t oh = 0; oh < g.h.out; ++oh)
-            std::copy_n(acc + o * n + oh * in.pp.pitch, g.w.out, out + o * g.cols() + oh * g.w.out);
+            copyShort(out + o * g.cols() + oh * g.w.out, acc + o * n + oh * in.pp.pitch, g.w.out);
 }
 
 void groupedDirectConv(const ConvGeometry &g, const float *x, const float *w, const float *bias, float *out)

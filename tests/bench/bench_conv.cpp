@@ -3,7 +3,8 @@
 // (what im2col, packing and the batch loop cost on top of BLAS), its stride-1
 // 3x3 convolutions with Winograd weights transformed beforehand (as compiled
 // code runs them; at BATCH and at 1), then the 1x1 and depthwise convolutions of
-// MobileNet v2 (and v3-small's depthwise ones; batch 1). The PyTorch
+// MobileNet v2 (and v3-small's depthwise ones; batch 1), RegNetX-400MF's
+// grouped ones and SqueezeNet 1.1's as compiled code runs them. The PyTorch
 // peer for the same shapes is tests/bench/peers/torch_conv.py.
 //
 // usage: bench_conv [REPEAT] [BATCH]
@@ -132,6 +133,96 @@ void benchPretransformed(Generator &gen, int repeat, int64_t batch)
     }
 }
 
+// RegNetX-400MF's grouped 3x3 convolutions (16 channels per group), batch 1,
+// with how many times each runs per forward.
+struct GroupedShape {
+    const char *name;
+    int64_t c, hw, stride, count;
+};
+
+constexpr GroupedShape kGrouped[] = {
+    {"32@112/2 g2", 32, 112, 2, 1},   {"64@56/2 g4", 64, 56, 2, 1},     {"64@28 g4", 64, 28, 1, 1},
+    {"160@28/2 g10", 160, 28, 2, 1}, {"160@14 g10", 160, 14, 1, 6},   {"400@14/2 g25", 400, 14, 2, 1},
+    {"400@7 g25", 400, 7, 1, 11},
+};
+
+void benchGrouped(Generator &gen, int repeat)
+{
+    std::printf("\n%-20s %9s %9s %6s  (batch 1)\n", "grouped 3x3", "conv ms", "GFLOP/s", "count");
+    double total = 0;
+    for (const GroupedShape &s : kGrouped) {
+        const Tensor x = randn({1, s.c, s.hw, s.hw}, gen), w = randn({s.c, 16, 3, 3}, gen), b = randn({s.c}, gen);
+        auto conv = [&] { (void)ops::conv2d(x, w, b, {s.stride}, {1}, {1}, s.c / 16); };
+        double t = 1e30;
+        for (int round = 0; round < 3; ++round)
+            t = std::min(t, bench::medianSeconds(repeat, conv));
+        const int64_t out = (s.hw - 1) / s.stride + 1;
+        total += t * double(s.count);
+        std::printf("%-20s %9.3f %9.1f %6lld\n", s.name, t * 1e3, 2.0 * double(s.c * 16 * 9 * out * out) / t / 1e9,
+                    static_cast<long long>(s.count));
+    }
+    std::printf("%-20s %9.3f\n", "per forward", total * 1e3);
+}
+
+// Every distinct convolution of SqueezeNet 1.1 at 224x224 (batch 1): the
+// first 3x3/2 on 3 channels, the fire modules' squeeze 1x1, expand 1x1 and
+// expand 3x3, the 1x1 classifier.
+struct PaddedShape {
+    const char *name;
+    int64_t c, o, hw, k, stride, pad;
+};
+
+constexpr PaddedShape kSqueezeNet[] = {
+    {"conv1 3x3/2", 3, 64, 224, 3, 2, 0},   {"fire2 squeeze", 64, 16, 55, 1, 1, 0},
+    {"fire2 e1x1", 16, 64, 55, 1, 1, 0},    {"fire2 e3x3", 16, 64, 55, 3, 1, 1},
+    {"fire3 squeeze", 128, 16, 55, 1, 1, 0}, {"fire4 squeeze", 128, 32, 27, 1, 1, 0},
+    {"fire4 e1x1", 32, 128, 27, 1, 1, 0},   {"fire4 e3x3", 32, 128, 27, 3, 1, 1},
+    {"fire5 squeeze", 256, 32, 27, 1, 1, 0}, {"fire6 squeeze", 256, 48, 13, 1, 1, 0},
+    {"fire6 e1x1", 48, 192, 13, 1, 1, 0},   {"fire6 e3x3", 48, 192, 13, 3, 1, 1},
+    {"fire7 squeeze", 384, 48, 13, 1, 1, 0}, {"fire8 squeeze", 384, 64, 13, 1, 1, 0},
+    {"fire8 e1x1", 64, 256, 13, 1, 1, 0},   {"fire8 e3x3", 64, 256, 13, 3, 1, 1},
+    {"fire9 squeeze", 512, 64, 13, 1, 1, 0}, {"classifier", 512, 1000, 13, 1, 1, 0},
+};
+
+// Each as compiled code runs it (Winograd on weights transformed
+// beforehand where the compiler splits the convolution, else aten.conv2d),
+// beside one cblas_sgemm of the convolution's GEMM size.
+void benchCompiledConvs(Generator &gen, int repeat, std::span<const PaddedShape> shapes)
+{
+    std::printf("\n%-20s %9s %9s %9s %7s %5s  (batch 1, as compiled)\n", "conv", "conv ms", "gemm ms", "GFLOP/s",
+                "ratio", "tile");
+    double total = 0;
+    for (const PaddedShape &s : shapes) {
+        const Tensor x = randn({1, s.c, s.hw, s.hw}, gen), w = randn({s.o, s.c, s.k, s.k}, gen);
+        const int64_t out = (s.hw + 2 * s.pad - s.k) / s.stride + 1;
+        const int64_t m = s.o, n = out * out, k = s.c * s.k * s.k;
+        const Tensor a = randn({m, k}, gen), b = randn({k, n}, gen);
+        Tensor c = Tensor::empty({m, n});
+        const Args args{x, w, Value(), IntList{s.stride}, IntList{s.pad}, IntList{1}, int64_t(1)};
+        const int tile = ops::conv2dWinogradTile(args, true);
+        const Tensor u = tile ? callOp1("fusescope.winograd_weights", {w, int64_t(tile)}) : Tensor();
+        auto conv = [&] {
+            if (tile)
+                (void)callOp1("fusescope.conv2d_winograd", {x, u, Value(), IntList{s.pad, s.pad}});
+            else
+                (void)ops::conv2d(x, w, std::nullopt, {s.stride}, {s.pad});
+        };
+        auto gemm = [&] {
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), 1.f, a.data<float>(),
+                        int(k), b.data<float>(), int(n), 0.f, c.data<float>(), int(n));
+        };
+        double tc = 1e30, tg = 1e30;
+        for (int round = 0; round < 3; ++round) {
+            tc = std::min(tc, bench::medianSeconds(repeat, conv));
+            tg = std::min(tg, bench::medianSeconds(repeat, gemm));
+        }
+        total += tc;
+        std::printf("%-20s %9.3f %9.3f %9.1f %7.2f %5d\n", s.name, tc * 1e3, tg * 1e3, 2.0 * double(m * n * k) / tc / 1e9,
+                    tc / tg, tile);
+    }
+    std::printf("%-20s %9.3f\n", "sum", total * 1e3);
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -149,5 +240,7 @@ int main(int argc, char **argv)
     std::printf("\n%-20s %9s %9s %9s %7s  (batch 1)\n", "conv", "conv ms", "gemm ms", "GFLOP/s", "ratio");
     benchConvs(gen, repeat, 1, kPointwiseV2);
     benchDepthwise(gen, repeat);
+    benchGrouped(gen, repeat);
+    benchCompiledConvs(gen, repeat, kSqueezeNet);
     return 0;
 }
