@@ -932,7 +932,8 @@ void groupedBlock(const GroupInput &in, int64_t cg, const float *w, const float 
 // groupedBlock with one 16-lane vector per output channel: the same 16 pixels
 // of twice the channels per load. The build targets AVX2, so this is compiled
 // for AVX-512 alone and runs where loops::wideVectors() says the CPU has it
-// (bench_conv, RegNet's grouped convolutions on Zen 5: ...).
+// (bench_conv, RegNetX-400MF's 22 grouped convolutions per forward on Zen 5:
+// 2.02-2.19 ms with the AVX2 blocks, 1.73-1.78 ms with these).
 constexpr int64_t kWideRowBlock = 8;
 
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void
