@@ -524,7 +524,8 @@ private slots:
         };
         QCOMPARE(uses(x, w, {1, 1}, 1), 22);                    // 288 tiles: eager and compiled
         QCOMPARE(uses(meta({1, 16, 14, 14}), w, {1, 1}, 1), 2); // 49 tiles: with weights transformed once
-        QCOMPARE(uses(meta({2, 16, 48, 48}), w, {1, 1}, 1), 24); // 288 tiles of 4x4: F(4x4) when compiled
+        QCOMPARE(uses(meta({2, 32, 48, 48}), meta({16, 32, 3, 3}), {1, 1}, 1), 24); // 288 tiles of 4x4: F(4x4) compiled
+        QCOMPARE(uses(meta({2, 16, 48, 48}), w, {1, 1}, 1), 22); // ... but not on 16 input channels
         QCOMPARE(uses(meta({1, 16, 6, 6}), w, {1, 1}, 1), 0);   // 9 tiles
         QCOMPARE(uses(x, w, {2, 2}, 1), 0);                     // strided
         QCOMPARE(uses(x, meta({32, 8, 3, 3}), {1, 1}, 2), 0);   // grouped

@@ -31,6 +31,10 @@ constexpr int64_t kMinChannels = 16;
 // resnet18 at batch 4: layer1, 784 tiles of 4x4, 5.07 -> 4.19 ms; layer2, 196,
 // 4.01 -> 3.32; layer3, 64, 3.83 -> 4.17; layer4, 16, 4.97 -> 7.36).
 constexpr int64_t kMinTiles4 = 128;
+// Its transforms cost 2-3x F(2x2)'s per pixel and channel; with 16 input
+// channels they outweigh the GEMMs' saving (bench_conv, SqueezeNet's fire2
+// expand 16 -> 64 at 55x55: F(2x2) 0.21-0.23 ms, F(4x4) 0.26-0.27 ms).
+constexpr int64_t kMinChannels4 = 32;
 
 // M x M output tiles per image (M = 2 or 4).
 template <int M>
@@ -343,7 +347,7 @@ bool worthIt(const Problem &p, bool weightsReady)
 int readyTile(const Problem &p)
 {
     const TilesOf<4> t(p);
-    return p.n * t.rows * t.cols >= kMinTiles4 ? 4 : 2;
+    return p.n * t.rows * t.cols >= kMinTiles4 && p.c >= kMinChannels4 ? 4 : 2;
 }
 
 void conv3x3(const Problem &p, const float *x, const float *w, const float *bias, float *out)
