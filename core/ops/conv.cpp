@@ -256,7 +256,7 @@ struct GemmBlock {
 struct GemmBlocks {
     int64_t gemms = 1, rowParts = 1, colParts = 1, rows = 0, cols = 0;
 
-    static constexpr int64_t kMinBlockRows = 16, kMinBlockCols = 32, kRowAlign = 16;
+    static constexpr int64_t kMinBlockRows = 16, kMinBlockCols = 32;
     GemmBlocks(int64_t gemmCount, int64_t m, int64_t n, int threads) : gemms(gemmCount), rows(m), cols(n)
     {
         const int64_t parts = ceilDiv(int64_t(threads), std::max<int64_t>(gemms, 1));
@@ -271,8 +271,7 @@ struct GemmBlocks {
     GemmBlock block(int64_t i) const
     {
         const int64_t r = i / colParts % rowParts, c = i % colParts;
-        const int64_t rowStep = rowParts == 1 ? rows : ceilDiv(ceilDiv(rows, rowParts), kRowAlign) * kRowAlign;
-        const int64_t colStep = ceilDiv(cols, colParts);
+        const int64_t rowStep = ceilDiv(rows, rowParts), colStep = ceilDiv(cols, colParts);
         return {i / (rowParts * colParts), std::min(rows, r * rowStep), std::min(rows, (r + 1) * rowStep),
                 std::min(cols, c * colStep), std::min(cols, (c + 1) * colStep)};
     }
@@ -570,14 +569,6 @@ void im2colConv(const ConvGeometry &g, const T *x, const T *w, const T *bias, T 
         convImageBands(g, x, w, bias, out, dtype);
 }
 
-// Depthwise convolution and max pooling read each input plane through a
-// padded copy split into stride x stride phases: phase (r, c) holds padded
-// rows r, r + s, ... and columns c, c + s, ..., so every tap reads a
-// contiguous run. Output rows are laid out at the phase's row pitch, which
-// makes one tap one loop over a whole band of rows: long enough to vectorize
-// on MobileNet's 7x7 and 14x14 planes, where a loop per output row ran 7-14
-// iterations. The price is (kernel - 1) * dilation / stride discarded columns
-// per row.
 // dst[0, n) = src[0, n) for the short rows of small planes: up to 16
 // elements as two overlapping fixed-size copies that compile to a few vector
 // moves, longer ones through memmove (a call per row of 7 floats cost more
@@ -603,6 +594,14 @@ void copyShort(T *dst, const T *src, int64_t n)
     }
 }
 
+// Depthwise convolution and max pooling read each input plane through a
+// padded copy split into stride x stride phases: phase (r, c) holds padded
+// rows r, r + s, ... and columns c, c + s, ..., so every tap reads a
+// contiguous run. Output rows are laid out at the phase's row pitch, which
+// makes one tap one loop over a whole band of rows: long enough to vectorize
+// on MobileNet's 7x7 and 14x14 planes, where a loop per output row ran 7-14
+// iterations. The price is (kernel - 1) * dilation / stride discarded columns
+// per row.
 struct PhasedPlane {
     static constexpr int64_t kShortRow = 32;
     Axis h, w;
