@@ -320,25 +320,27 @@ OnnxModel logitsModel(const OnnxModel &model, const OnnxNode &softmax)
 
 using RunFn = std::function<TensorList(const OnnxModel &)>;
 
-// "" or "<mode> output N: <what>" for the first output that differs, directly
-// and (a softmax output) through its logits.
+// "" or "<mode> output N: <what>" for the first output that differs both
+// directly and, for a softmax output, through its logits.
 std::string compareOrLogits(const char *mode, const OnnxModel &model, const TensorList &got, const TensorList &want,
                             const RunFn &run, std::string *note = nullptr)
 {
-    const std::string why = compareOutputs(mode, got, want);
-    if (why.empty() || got.size() != want.size())
-        return why;
+    if (got.size() != want.size())
+        return compareOutputs(mode, got, want);
     for (size_t i = 0; i < want.size(); ++i) {
-        if (mismatch(got[i], want[i]).empty())
+        std::string why = mismatch(got[i], want[i]);
+        if (why.empty())
             continue;
+        const std::string output = std::string(mode) + " output " + std::to_string(i);
         const OnnxNode *softmax = softmaxProducing(model, model.outputs[i].name);
         if (!softmax)
-            return why;
+            return output + ": " + why;
         const Tensor logits = run(logitsModel(model, *softmax)).at(0);
-        if (!logitsMismatch(logits, want[i], softmaxRows(*softmax, model.opset, logits.sizes())).empty())
-            return why;
+        if (std::string logitsWhy = logitsMismatch(logits, want[i], softmaxRows(*softmax, model.opset, logits.sizes()));
+            !logitsWhy.empty())
+            return output + ": " + why + "; through its softmax's logits: " + logitsWhy;
         if (note)
-            *note += std::string("; ") + mode + " output " + std::to_string(i) + " matched through its softmax's logits";
+            *note += "; " + output + " matched through its softmax's logits";
     }
     return "";
 }

@@ -20,6 +20,7 @@
 
 #include <cstdlib>
 #include <span>
+#include <utility>
 
 using namespace fusescope;
 
@@ -81,24 +82,34 @@ constexpr ConvShape kPointwiseV2[] = {
     {"v2 1x1 320>1280@7", 320, 1280, 7, 1, 1},
 };
 
+// Best medians of `conv` and of one cblas_sgemm of the convolution's GEMM size
+// (m x k by k x n), alternated so both see the same load.
+template <typename Conv>
+std::pair<double, double> convAndGemmSeconds(Generator &gen, int repeat, int64_t m, int64_t n, int64_t k, Conv &&conv)
+{
+    const Tensor a = randn({m, k}, gen), b = randn({k, n}, gen);
+    Tensor c = Tensor::empty({m, n});
+    auto gemm = [&] {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), 1.f, a.data<float>(), int(k),
+                    b.data<float>(), int(n), 0.f, c.data<float>(), int(n));
+    };
+    double tc = 1e30, tg = 1e30;
+    for (int round = 0; round < 3; ++round) {
+        tc = std::min(tc, bench::medianSeconds(repeat, conv));
+        tg = std::min(tg, bench::medianSeconds(repeat, gemm));
+    }
+    return {tc, tg};
+}
+
 void benchConvs(Generator &gen, int repeat, int64_t batch, std::span<const ConvShape> shapes)
 {
     for (const ConvShape &s : shapes) {
         const Tensor x = randn({batch, s.c, s.hw, s.hw}, gen), w = randn({s.o, s.c, s.k, s.k}, gen);
         const int64_t pad = (s.k - 1) / 2, out = (s.hw + 2 * pad - s.k) / s.stride + 1;
         const int64_t m = s.o, n = batch * out * out, k = s.c * s.k * s.k;
-        const Tensor a = randn({m, k}, gen), b = randn({k, n}, gen);
-        Tensor c = Tensor::empty({m, n});
-        auto conv = [&] { (void)ops::conv2d(x, w, std::nullopt, {s.stride}, {pad}); };
-        auto gemm = [&] {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), 1.f, a.data<float>(),
-                        int(k), b.data<float>(), int(n), 0.f, c.data<float>(), int(n));
-        };
-        double tc = 1e30, tg = 1e30;
-        for (int round = 0; round < 3; ++round) { // alternating, so both see the same load
-            tc = std::min(tc, bench::medianSeconds(repeat, conv));
-            tg = std::min(tg, bench::medianSeconds(repeat, gemm));
-        }
+        const auto [tc, tg] = convAndGemmSeconds(gen, repeat, m, n, k, [&] {
+            (void)ops::conv2d(x, w, std::nullopt, {s.stride}, {pad});
+        });
         const double flops = 2.0 * double(m * n * k);
         std::printf("%-20s %9.3f %9.3f %9.1f %7.2f\n", s.name, tc * 1e3, tg * 1e3, flops / tc / 1e9, tc / tg);
     }
@@ -196,26 +207,15 @@ void benchCompiledConvs(Generator &gen, int repeat, std::span<const PaddedShape>
         const Tensor x = randn({1, s.c, s.hw, s.hw}, gen), w = randn({s.o, s.c, s.k, s.k}, gen);
         const int64_t out = (s.hw + 2 * s.pad - s.k) / s.stride + 1;
         const int64_t m = s.o, n = out * out, k = s.c * s.k * s.k;
-        const Tensor a = randn({m, k}, gen), b = randn({k, n}, gen);
-        Tensor c = Tensor::empty({m, n});
         const Args args{x, w, Value(), IntList{s.stride}, IntList{s.pad}, IntList{1}, int64_t(1)};
         const int tile = ops::conv2dWinogradTile(args, true);
         const Tensor u = tile ? callOp1("fusescope.winograd_weights", {w, int64_t(tile)}) : Tensor();
-        auto conv = [&] {
+        const auto [tc, tg] = convAndGemmSeconds(gen, repeat, m, n, k, [&] {
             if (tile)
                 (void)callOp1("fusescope.conv2d_winograd", {x, u, Value(), IntList{s.pad, s.pad}});
             else
                 (void)ops::conv2d(x, w, std::nullopt, {s.stride}, {s.pad});
-        };
-        auto gemm = [&] {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), 1.f, a.data<float>(),
-                        int(k), b.data<float>(), int(n), 0.f, c.data<float>(), int(n));
-        };
-        double tc = 1e30, tg = 1e30;
-        for (int round = 0; round < 3; ++round) {
-            tc = std::min(tc, bench::medianSeconds(repeat, conv));
-            tg = std::min(tg, bench::medianSeconds(repeat, gemm));
-        }
+        });
         total += tc;
         std::printf("%-20s %9.3f %9.3f %9.1f %7.2f %5d\n", s.name, tc * 1e3, tg * 1e3, 2.0 * double(m * n * k) / tc / 1e9,
                     tc / tg, tile);
