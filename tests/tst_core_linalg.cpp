@@ -342,16 +342,17 @@ private slots:
         QCOMPARE(dm[0].sizes(), shape);
     }
 
-    // One-row and one-column products go to gemv: every transpose, leading
-    // dims wider than the matrix, alpha, and beta 0 (c's NaNs never read) or not.
-    void vectorProducts_data()
+    // blas::gemm: one-row and one-column products go to gemv, the rest to
+    // GEMM; every transpose, leading dims wider than the matrix, alpha, and
+    // beta 0 (c's NaNs never read, its padding columns never written) or not.
+    void blasProducts_data()
     {
         QTest::addColumn<int>("m");
         QTest::addColumn<int>("n");
         QTest::addColumn<bool>("transA");
         QTest::addColumn<bool>("transB");
         QTest::addColumn<double>("beta");
-        for (const auto &[m, n] : {std::pair{1, 23}, std::pair{19, 1}, std::pair{1, 1}}) {
+        for (const auto &[m, n] : {std::pair{1, 23}, std::pair{19, 1}, std::pair{1, 1}, std::pair{7, 23}}) {
             for (bool ta : {false, true}) {
                 for (bool tb : {false, true}) {
                     for (double beta : {0.0, 0.5})
@@ -365,7 +366,7 @@ private slots:
             }
         }
     }
-    void vectorProducts()
+    void blasProducts()
     {
         QFETCH(int, m);
         QFETCH(int, n);
