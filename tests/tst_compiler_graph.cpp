@@ -275,6 +275,41 @@ private slots:
         QVERIFY2(all.find("permute(permute(x, p), q)") != std::string::npos, all.c_str());
     }
 
+    // sum(a / b, d) = sum(a, d) / b where b does not vary along d: in
+    // layer_norm(softmax(x)) the mean's sum of the quotient becomes the sum
+    // softmax already takes (written over [-1] there, [1] by layer_norm).
+    void simplifySumOfQuotient()
+    {
+        Graph g = captureZoo("softmax_ln");
+        PassLog log;
+        decompose(g, log);
+        QCOMPARE(countTarget(g, "aten.sum"), 3);
+        simplify(g, log);
+        QCOMPARE(countTarget(g, "aten.sum"), 2);
+        std::string all;
+        for (const auto &l : log)
+            all += l + "\n";
+        QVERIFY2(all.find("identity sum(x, -d) = sum(x, rank - d)") != std::string::npos, all.c_str());
+        QVERIFY2(all.find("identity sum(a / b, d) = sum(a, d) / b") != std::string::npos, all.c_str());
+
+        // Left alone: a divisor that varies along the sum, and a sum that drops its dims.
+        Graph h = captureFn(
+            [](const TensorList &in) {
+                const Tensor x = in[0];
+                return TensorList{ops::sum(ops::div(x, ops::exp(x)), {1}, true),
+                                  ops::sum(ops::div(x, ops::sum(x, {1}, true)), {1}, false)};
+            },
+            {4, 6});
+        PassLog kept;
+        simplify(h, kept);
+        QCOMPARE(countTarget(h, "aten.div"), 2);
+        QCOMPARE(countTarget(h, "aten.sum"), 3);
+        for (const Node *n : h.nodes()) {
+            if (n->target == "aten.div")
+                QCOMPARE(n->meta().sizes, (Shape{4, 6}));
+        }
+    }
+
     void simplifyCommonSubexpressionsAndDeadCode()
     {
         Graph g = captureFn(

@@ -321,6 +321,11 @@ private slots:
             {"unbatched", {{3, 8, 8}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, true, true}},
             {"window = input", {{2, 3, 4, 4}, {4, 4}, {}, {0, 0}, {1, 1}, false, true}},
             {"empty batch", {{0, 3, 4, 4}, {2, 2}, {}, {0, 0}, {1, 1}, false, true}},
+            // Wide rows: many windows between the two edge ones.
+            {"k3 s2 ceil wide", {{1, 3, 23, 61}, {3, 3}, {2, 2}, {0, 0}, {1, 1}, true, true}},
+            {"k3 s2 p1 wide", {{2, 2, 12, 70}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false, true}},
+            {"k3 s3 p1 wide", {{1, 2, 17, 50}, {3, 3}, {3, 3}, {1, 1}, {1, 1}, false, true}},
+            {"k5 s1 p2 wide", {{1, 2, 9, 45}, {5, 5}, {1, 1}, {2, 2}, {1, 1}, false, true}},
         };
         for (const auto &[name, c] : cases) {
             for (const char *layout : {"contiguous", "transposed"})
@@ -376,6 +381,26 @@ private slots:
         const Tensor x = fromVector({1, nan, 3, 4, 5, 6, 7, 8, 9}, {1, 1, 3, 3});
         const Tensor y = ops::maxPool2d(x, {2, 2}, {1, 1});
         FS_COMPARE_VALUES(y, Shape({1, 1, 2, 2}), std::vector<double>({nan, nan, 8, 9}), 0, 0);
+        // Rows of 40 (one output row of 20 windows, each over columns 2o-1 .. 2o+1):
+        // NaN in a window in the middle of a row and in the last, edge, window.
+        std::vector<double> row(80, 1.0);
+        row[20] = nan; // row 0, column 20: window 10
+        row[79] = nan; // row 1, column 39: window 19
+        const Tensor wide = ops::maxPool2d(fromVector(row, {1, 1, 2, 40}), {3, 3}, {2, 2}, {1, 1});
+        const std::vector<double> out = wide.toDoubleVector();
+        for (size_t o = 0; o < out.size(); ++o)
+            QVERIFY2(std::isnan(out[o]) == (o == 10 || o == 19), qPrintable(QString::number(o)));
+    }
+
+    // Equal maxima: the first in the window (row-major) is the result, so +0
+    // and -0 come out as they came in.
+    void maxPoolKeepsFirstOfEqualMaxima()
+    {
+        const Tensor x = fromVector({0.0, -0.0, -0.0, 0.0, -1.0, -1.0}, {1, 1, 3, 2});
+        const std::vector<double> y = ops::maxPool2d(x, {2, 2}, {1, 1}).toDoubleVector();
+        QCOMPARE(y.size(), size_t(2));
+        QVERIFY(!std::signbit(y[0])); // window +0 -0 / -0 +0
+        QVERIFY(std::signbit(y[1]));  // window -0 +0 / -1 -1: the first zero is -0
     }
 
     void adaptiveAvgPool_data()

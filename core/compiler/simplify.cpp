@@ -193,6 +193,16 @@ bool identityPermutation(const IntList &p)
     return true;
 }
 
+// A new node computing what n computes, in n's place (module path, origins).
+Node *replacement(Graph &g, Node &n, const std::string &target, std::vector<Arg> args,
+                  std::vector<TensorMeta> outputs, const std::string &name)
+{
+    Node *r = g.add(NodeKind::CallFunction, target, std::move(args), std::move(outputs), name, &n);
+    r->modulePath = n.modulePath;
+    r->origins = n.origins;
+    return r;
+}
+
 // Rewrites that put a new node in place: view(view(x)) and permute(permute(x)).
 std::optional<NodeRef> collapseReshape(Graph &g, Node &n)
 {
@@ -202,10 +212,7 @@ std::optional<NodeRef> collapseReshape(Graph &g, Node &n)
     const auto x = refArg(*in->node, 0);
     if (!x)
         return std::nullopt;
-    Node *r = g.add(NodeKind::CallFunction, "aten.reshape", {Arg::of(*x), n.args()[1]}, n.outputs, "reshape", &n);
-    r->modulePath = n.modulePath;
-    r->origins = n.origins;
-    return r->out();
+    return replacement(g, n, "aten.reshape", {Arg::of(*x), n.args()[1]}, n.outputs, "reshape")->out();
 }
 
 std::optional<NodeRef> collapsePermute(Graph &g, Node &n)
@@ -222,11 +229,76 @@ std::optional<NodeRef> collapsePermute(Graph &g, Node &n)
     IntList combined(outer.size());
     for (size_t i = 0; i < outer.size(); ++i)
         combined[i] = inner[static_cast<size_t>((outer[i] + rank) % rank)];
-    Node *p = g.add(NodeKind::CallFunction, "aten.permute", {Arg::of(*x), Arg::of(Value(combined))}, n.outputs,
-                    "permute", &n);
-    p->modulePath = n.modulePath;
-    p->origins = n.origins;
-    return p->out();
+    return replacement(g, n, "aten.permute", {Arg::of(*x), Arg::of(Value(combined))}, n.outputs, "permute")->out();
+}
+
+// Reduced dims as non-negative and sorted, so two reductions of one tensor
+// over the same dims written differently ([-1] by softmax, [1] by
+// layer_norm on a 2-D input) are one common subexpression.
+std::optional<IntList> canonicalDims(const IntList &dims, int64_t rank)
+{
+    IntList out;
+    for (int64_t d : dims) {
+        if (d < -rank || d >= rank)
+            return std::nullopt;
+        out.push_back(d < 0 ? d + rank : d);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::optional<NodeRef> normalizeSumDims(Graph &g, Node &n)
+{
+    const auto x = refArg(n, 0);
+    if (!x || !n.args()[1].constant.isIntList())
+        return std::nullopt;
+    const IntList &dims = n.args()[1].constant.toIntList();
+    const auto rank = static_cast<int64_t>(x->node->meta(x->index).sizes.size());
+    const std::optional<IntList> canonical = canonicalDims(dims, rank);
+    if (dims.empty() || !canonical || *canonical == dims)
+        return std::nullopt;
+    std::vector<Arg> args = n.args();
+    args[1] = Arg::of(Value(*canonical));
+    return replacement(g, n, "aten.sum", std::move(args), n.outputs, "sum")->out();
+}
+
+// Whether b, broadcast to `shape`, is the same along every dim of `dims`.
+bool constantAlong(const Arg &b, const Shape &shape, const IntList &dims)
+{
+    if (b.kind == Arg::Kind::Const)
+        return b.constant.isNumber();
+    if (!b.isRef())
+        return false;
+    const Shape &sizes = b.ref().node->meta(b.ref().index).sizes;
+    const auto lead = static_cast<int64_t>(shape.size()) - static_cast<int64_t>(sizes.size());
+    for (int64_t d : dims) {
+        if (d >= lead && sizes[static_cast<size_t>(d - lead)] != 1)
+            return false;
+    }
+    return true;
+}
+
+// sum(a / b) over dims where b does not vary, keepdim: each reduced value
+// divided once instead of every element (layer_norm's mean of a softmax).
+std::optional<NodeRef> sumOfQuotient(Graph &g, Node &n)
+{
+    const auto q = refArg(n, 0);
+    if (!q || !isOp(*q, "aten.div") || !n.args()[2].constant.isBool() || !n.args()[2].constant.toBool()
+        || !n.args()[3].constant.isNone() || !q->node->args()[2].constant.isNone())
+        return std::nullopt;
+    const auto a = refArg(*q->node, 0);
+    const TensorMeta &qm = q->node->meta(q->index);
+    if (!a || !isFloating(qm.dtype) || a->node->meta(a->index).sizes != qm.sizes
+        || a->node->meta(a->index).dtype != qm.dtype)
+        return std::nullopt;
+    const std::optional<IntList> dims = canonicalDims(n.args()[1].constant.toIntList(), int64_t(qm.sizes.size()));
+    if (!dims || dims->empty() || !constantAlong(q->node->args()[1], qm.sizes, *dims))
+        return std::nullopt;
+    Node *sum = replacement(g, n, "aten.sum", {Arg::of(*a), Arg::of(Value(*dims)), n.args()[2], n.args()[3]},
+                            n.outputs, "sum");
+    return replacement(g, n, "aten.div", {Arg::of(sum->out()), q->node->args()[1], q->node->args()[2]}, n.outputs,
+                       "div")
+        ->out();
 }
 
 const std::vector<Identity> &identities()
@@ -249,6 +321,8 @@ const std::vector<Identity> &identities()
         {"aten.reshape",  "reshape(reshape(x, s1), s2) = reshape(x, s2)", collapseReshape},
         {"aten.view",     "view(view(x, s1), s2) = reshape(x, s2)", collapseReshape},
         {"aten.permute",  "permute(permute(x, p), q) = permute(x, p[q])", collapsePermute},
+        {"aten.sum",      "sum(x, -d) = sum(x, rank - d)", normalizeSumDims},
+        {"aten.sum",      "sum(a / b, d) = sum(a, d) / b, b constant along d", sumOfQuotient},
     };
     // clang-format on
     return rules;
