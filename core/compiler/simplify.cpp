@@ -250,7 +250,7 @@ std::optional<IntList> canonicalDims(const IntList &dims, int64_t rank)
 std::optional<NodeRef> normalizeSumDims(Graph &g, Node &n)
 {
     const auto x = refArg(n, 0);
-    if (!x || !n.args()[1].constant.isIntList())
+    if (!x || n.args().size() < 2 || !n.args()[1].constant.isIntList())
         return std::nullopt;
     const IntList &dims = n.args()[1].constant.toIntList();
     const auto rank = static_cast<int64_t>(x->node->meta(x->index).sizes.size());
@@ -283,15 +283,18 @@ bool constantAlong(const Arg &b, const Shape &shape, const IntList &dims)
 std::optional<NodeRef> sumOfQuotient(Graph &g, Node &n)
 {
     const auto q = refArg(n, 0);
-    if (!q || !isOp(*q, "aten.div") || !n.args()[2].constant.isBool() || !n.args()[2].constant.toBool()
-        || !n.args()[3].constant.isNone() || !q->node->args()[2].constant.isNone())
+    if (!q || !isOp(*q, "aten.div") || n.args().size() != 4 || q->node->args().size() != 3)
+        return std::nullopt;
+    const Value &dimsArg = n.args()[1].constant, &keepdim = n.args()[2].constant;
+    if (!dimsArg.isIntList() || !keepdim.isBool() || !keepdim.toBool() || !n.args()[3].constant.isNone()
+        || !q->node->args()[2].constant.isNone())
         return std::nullopt;
     const auto a = refArg(*q->node, 0);
     const TensorMeta &qm = q->node->meta(q->index);
     if (!a || !isFloating(qm.dtype) || a->node->meta(a->index).sizes != qm.sizes
         || a->node->meta(a->index).dtype != qm.dtype)
         return std::nullopt;
-    const std::optional<IntList> dims = canonicalDims(n.args()[1].constant.toIntList(), int64_t(qm.sizes.size()));
+    const std::optional<IntList> dims = canonicalDims(dimsArg.toIntList(), int64_t(qm.sizes.size()));
     if (!dims || dims->empty() || !constantAlong(q->node->args()[1], qm.sizes, *dims))
         return std::nullopt;
     Node *sum = replacement(g, n, "aten.sum", {Arg::of(*a), Arg::of(Value(*dims)), n.args()[2], n.args()[3]},
