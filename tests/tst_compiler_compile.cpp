@@ -401,6 +401,29 @@ private slots:
         }
     }
 
+    // Bool tensors are read and written as bytes in generated code: GCC has
+    // no vector type for bool, and a kernel loading a bool mask (llama's
+    // causal masked_fill) ran as a scalar loop.
+    void boolTensorsAreBytesInGeneratedCode()
+    {
+        Generator gen(6);
+        const Tensor x = randn({32, 80}, gen), mask = ops::gt(randn({80}, gen), 0.0);
+        auto f = [](const TensorList &in) {
+            const Tensor filled = ops::maskedFill(ops::mul(in[0], 2.0), in[1], -1e9);
+            return TensorList{filled, ops::gt(filled, 0.5), ops::where(in[1], in[0], 0.0)};
+        };
+        CompiledFunction fn = compile(f);
+        const TensorList out = fn({x, mask});
+        const std::string code = fn.stages()[5].code;
+        QVERIFY2(code.find("    const uint8_t *const p") != std::string::npos, code.c_str()); // the mask
+        QVERIFY2(code.find("    uint8_t *const p") != std::string::npos, code.c_str());       // gt's output
+        QVERIFY2(code.find("bool *const") == std::string::npos, code.c_str());
+        const TensorList want = f({x, mask});
+        QCOMPARE(out[1].dtype(), DType::Bool);
+        for (size_t i = 0; i < want.size(); ++i)
+            QCOMPARE(out[i].toDoubleVector(), want[i].toDoubleVector());
+    }
+
     void stagesAreRecordedInOrder()
     {
         zoo::Instance inst = zoo::create("softmax_ln", 0);

@@ -28,6 +28,14 @@ const char *ctype(DType t)
     }
 }
 
+// The element type operands are addressed as. bool has no vector type in
+// GCC, so a loop that loads a bool mask (masked_fill's causal mask) did not
+// vectorize at all; its bytes are read and written as uint8_t, always 0 or 1.
+const char *storageType(DType t)
+{
+    return t == DType::Bool ? "uint8_t" : ctype(t);
+}
+
 std::string literal(double v, DType t)
 {
     if (std::isnan(v))
@@ -502,8 +510,8 @@ private:
             const Access &ac = m_accesses[a];
             const bool isStore = ac.operand >= static_cast<int>(m_k.inputs.size())
                 && std::any_of(m_storeOf.begin(), m_storeOf.end(), [&](const auto &s) { return s.second == static_cast<int>(a); });
-            out << "    " << (isStore ? "" : "const ") << ctype(ac.dtype) << " *const p" << a << " = static_cast<"
-                << (isStore ? "" : "const ") << ctype(ac.dtype) << " *>(ops[" << ac.operand << "])"
+            out << "    " << (isStore ? "" : "const ") << storageType(ac.dtype) << " *const p" << a << " = static_cast<"
+                << (isStore ? "" : "const ") << storageType(ac.dtype) << " *>(ops[" << ac.operand << "])"
                 << (ac.offset ? " + " + std::to_string(ac.offset) : "") << ";\n";
         }
     }
@@ -654,7 +662,7 @@ private:
         out << "    void *const *ops = static_cast<void *const *>(ctx);\n";
         emitPointers(out);
         for (const auto &[n, loop] : m_cachedIn)
-            out << "    alignas(64) " << ctype(n->meta().dtype) << " c" << n->id << "[" << std::max<int64_t>(innerCount(), 1)
+            out << "    alignas(64) " << storageType(n->meta().dtype) << " c" << n->id << "[" << std::max<int64_t>(innerCount(), 1)
                 << "];\n";
         if (m_flat) {
             out << "    {\n";
