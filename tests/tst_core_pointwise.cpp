@@ -446,6 +446,30 @@ private slots:
         FS_COMPARE_VALUES(y, (Shape{513, 1027}), expected, 1e-5, 1e-6);
     }
 
+    // Strided operands over several parallel chunks, each starting part way
+    // through a run of the innermost dim: the loop walks run by run and
+    // carries its pointers across three dims.
+    void largeStridedMatchesSerial()
+    {
+        const Tensor a = inputFor({6, 5, 37, 301}, -3, 3, DType::F32, 13); // [n, h, s, d]
+        const Tensor b = inputFor({6, 37, 5, 320}, -3, 3, DType::F32, 14);
+        const Tensor ap = a.permute({0, 2, 1, 3});           // [6, 37, 5, 301], runs of 301
+        const Tensor bs = b.narrow(3, 7, 301);                // runs of 301, rows 320 apart
+        const Tensor y = ops::add(ap, bs), c = ap.contiguous();
+        const std::vector<double> va = a.toDoubleVector(), vb = b.toDoubleVector();
+        std::vector<double> sum, copy;
+        for (int64_t n = 0; n < 6; ++n)
+            for (int64_t s = 0; s < 37; ++s)
+                for (int64_t h = 0; h < 5; ++h)
+                    for (int64_t d = 0; d < 301; ++d) {
+                        const double av = va[size_t(((n * 5 + h) * 37 + s) * 301 + d)];
+                        copy.push_back(av);
+                        sum.push_back(av + vb[size_t(((n * 37 + s) * 5 + h) * 320 + 7 + d)]);
+                    }
+        FS_COMPARE_VALUES(c, (Shape{6, 37, 5, 301}), copy, 0, 0);
+        FS_COMPARE_VALUES(y, (Shape{6, 37, 5, 301}), sum, 1e-6, 1e-6);
+    }
+
 private:
     static double binaryRef(const QString &op, double a, double b)
     {
