@@ -3,9 +3,10 @@
 // (what im2col, packing and the batch loop cost on top of BLAS), its stride-1
 // 3x3 convolutions with Winograd weights transformed beforehand (as compiled
 // code runs them; at BATCH and at 1), then the 1x1 and depthwise convolutions of
-// MobileNet v2 (and v3-small's depthwise ones; batch 1), RegNetX-400MF's
-// grouped ones and SqueezeNet 1.1's as compiled code runs them. The PyTorch
-// peer for the same shapes is tests/bench/peers/torch_conv.py.
+// MobileNet v2 (and v3-small's depthwise ones; batch 1), the 3x3/2 max pools of
+// SqueezeNet, ResNet and ShuffleNet, RegNetX-400MF's grouped convolutions and
+// SqueezeNet 1.1's as compiled code runs them. The PyTorch peer for the same
+// shapes is tests/bench/peers/torch_conv.py.
 //
 // usage: bench_conv [REPEAT] [BATCH]
 #include "benchutil.h"
@@ -67,6 +68,35 @@ void benchDepthwise(Generator &gen, int repeat)
             }));
         const double flops = 2.0 * double(s.c * out * out * s.k * s.k);
         std::printf("%-20s %9.4f %9.2f\n", s.name, t * 1e3, flops / t / 1e9);
+    }
+}
+
+// The 3x3 stride-2 max pools of SqueezeNet 1.1 (ceil mode), ResNet and
+// ShuffleNet v2 (batch 1), with the bytes read and written per second.
+struct PoolShape {
+    const char *name;
+    int64_t c, hw, pad;
+    bool ceil;
+};
+
+constexpr PoolShape kPools[] = {
+    {"squeezenet 64@111", 64, 111, 0, true}, {"squeezenet 128@55", 128, 55, 0, true},
+    {"squeezenet 256@27", 256, 27, 0, true}, {"resnet 64@112", 64, 112, 1, false},
+    {"shufflenet 24@112", 24, 112, 1, false},
+};
+
+void benchPools(Generator &gen, int repeat)
+{
+    std::printf("\n%-20s %9s %9s\n", "max pool 3x3/2", "pool ms", "GB/s");
+    for (const PoolShape &s : kPools) {
+        const Tensor x = randn({1, s.c, s.hw, s.hw}, gen);
+        const Tensor y = ops::maxPool2d(x, {3, 3}, {2, 2}, {s.pad, s.pad}, {1, 1}, s.ceil);
+        double t = 1e30;
+        for (int round = 0; round < 3; ++round)
+            t = std::min(t, bench::medianSeconds(repeat, [&] {
+                (void)ops::maxPool2d(x, {3, 3}, {2, 2}, {s.pad, s.pad}, {1, 1}, s.ceil);
+            }));
+        std::printf("%-20s %9.4f %9.2f\n", s.name, t * 1e3, double(x.nbytes() + y.nbytes()) / t / 1e9);
     }
 }
 
@@ -240,6 +270,7 @@ int main(int argc, char **argv)
     std::printf("\n%-20s %9s %9s %9s %7s  (batch 1)\n", "conv", "conv ms", "gemm ms", "GFLOP/s", "ratio");
     benchConvs(gen, repeat, 1, kPointwiseV2);
     benchDepthwise(gen, repeat);
+    benchPools(gen, repeat);
     benchGrouped(gen, repeat);
     benchCompiledConvs(gen, repeat, kSqueezeNet);
     return 0;
