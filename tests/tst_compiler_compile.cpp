@@ -17,6 +17,7 @@
 
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <random>
 
 using namespace fusescope;
@@ -422,6 +423,68 @@ private slots:
         QCOMPARE(out[1].dtype(), DType::Bool);
         for (size_t i = 0; i < want.size(); ++i)
             QCOMPARE(out[i].toDoubleVector(), want[i].toDoubleVector());
+    }
+
+    // A channel concatenation at batch 1 is its inputs end to end: the
+    // kernels that write them write into the output and the cat copies
+    // nothing, also when the output is itself an input of the next cat
+    // (pairwise chains). At batch 2, with an input listed twice, or with an
+    // input the caller gets back, it copies as before.
+    void concatenationInputsAreWrittenInPlace()
+    {
+        const auto halves = [](const Tensor &x) {
+            return std::pair{ops::relu(ops::mul(x, 2.0)), ops::sigmoid(ops::add(x, 1.0))};
+        };
+        struct Case {
+            const char *name;
+            TensorFn f;
+            size_t cats; // written in place at batch 1
+        };
+        const std::vector<Case> cases = {
+            {"halves", [&](const TensorList &in) {
+                 const auto [a, b] = halves(in[0]);
+                 return TensorList{ops::add(ops::cat({a, b}, 1), 1.0)};
+             }, 1},
+            {"chained", [&](const TensorList &in) {
+                 const auto [a, b] = halves(in[0]);
+                 const Tensor ab = ops::cat({a, b}, 1);
+                 return TensorList{ops::add(ops::cat({ab, ops::exp(ab)}, 1), 1.0)};
+             }, 2},
+            {"one input twice", [&](const TensorList &in) {
+                 const auto [a, b] = halves(in[0]);
+                 return TensorList{ops::add(ops::cat({a, b, a}, 1), 1.0)};
+             }, 0},
+            {"an input returned too", [&](const TensorList &in) {
+                 const auto [a, b] = halves(in[0]);
+                 return TensorList{ops::add(ops::cat({a, b}, 1), 1.0), b};
+             }, 0},
+        };
+        Generator gen(7);
+        for (const Shape &shape : {Shape{1, 3, 4, 5}, Shape{2, 3, 4, 5}}) {
+            const Tensor x = randn(shape, gen);
+            for (const Case &c : cases) {
+                CompiledFunction fn = compile(c.f);
+                const TensorList out = fn({x}), want = c.f({x});
+                for (size_t i = 0; i < want.size(); ++i)
+                    QCOMPARE(out[i].toDoubleVector(), want[i].toDoubleVector());
+                const MemoryPlan &plan = fn.lastExecutable()->plan();
+                QVERIFY2(plan.concatsInPlace.size() == (shape[0] == 1 ? c.cats : 0u), c.name);
+                // Each output's parts lie inside it, one after another, and fill it.
+                std::map<int, int64_t> filled;
+                for (const BufferPlan &b : plan.buffers) {
+                    if (b.partOf < 0)
+                        continue;
+                    const BufferPlan &whole = plan.buffers[static_cast<size_t>(b.partOf)];
+                    QVERIFY(whole.holdsParts);
+                    QCOMPARE(b.offset, whole.offset + b.partOffset);
+                    QCOMPARE(b.partOffset, filled[b.partOf]);
+                    filled[b.partOf] += b.bytes;
+                }
+                QCOMPARE(filled.size(), plan.concatsInPlace.size());
+                for (const auto &[whole, bytes] : filled)
+                    QCOMPARE(bytes, plan.buffers[static_cast<size_t>(whole)].bytes);
+            }
+        }
     }
 
     void stagesAreRecordedInOrder()

@@ -88,6 +88,8 @@ void Executable::runtimePart(void *ctx, int64_t index)
 {
     auto *c = static_cast<CallContext *>(ctx);
     const Kernel &k = c->exe->m_schedule.kernels[static_cast<size_t>(index)];
+    if (c->exe->m_plan.skips(static_cast<size_t>(index)))
+        return; // a concatenation its inputs' kernels already wrote
     if (c->exe->m_code[static_cast<size_t>(index)])
         c->exe->runAnchor(k, *c->state);
     else
@@ -158,6 +160,8 @@ void Executable::runKernel(size_t index, State &state) const
 {
     const Kernel &k = m_schedule.kernels[index];
     KernelScope scope(m_events[index]);
+    if (m_plan.skips(index))
+        return; // a concatenation its inputs' kernels already wrote
     if (!m_code[index]) {
         interpret(k, state);
         return;

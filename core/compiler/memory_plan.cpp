@@ -16,6 +16,11 @@ int MemoryPlan::indexOf(NodeRef value) const
     return -1;
 }
 
+bool MemoryPlan::skips(size_t kernel) const
+{
+    return std::find(concatsInPlace.begin(), concatsInPlace.end(), static_cast<int>(kernel)) != concatsInPlace.end();
+}
+
 namespace {
 
 constexpr int64_t kAlign = 64;
@@ -48,6 +53,82 @@ std::vector<BufferPlan> collectBuffers(const Graph &graph, const Schedule &sched
     return buffers;
 }
 
+// --- concatenation in place -----------------------------------------------------
+// A cat along a dim with only size-1 dims before it (channels at batch 1) is
+// its inputs laid end to end. When every input is a buffer of its own,
+// written by an earlier kernel and read by nothing that could write over it,
+// each input is placed inside the output at its offset, so the producing
+// kernels write the concatenation and the cat has nothing to copy
+// (SqueezeNet's fire modules, DenseNet's first concatenation of each feature).
+
+// The byte offset of each input in the output, or nothing when the layout
+// does not allow it.
+std::optional<std::vector<int64_t>> concatLayout(const Node &cat)
+{
+    if (cat.args().size() < 2 || cat.args()[0].kind != Arg::Kind::RefList || !cat.args()[1].constant.isInt())
+        return std::nullopt;
+    const TensorMeta &out = cat.meta();
+    const auto rank = static_cast<int64_t>(out.sizes.size());
+    int64_t dim = cat.args()[1].constant.toInt();
+    dim = dim < 0 ? dim + rank : dim;
+    if (dim < 0 || dim >= rank)
+        return std::nullopt;
+    for (int64_t d = 0; d < dim; ++d) {
+        if (out.sizes[static_cast<size_t>(d)] != 1)
+            return std::nullopt;
+    }
+    std::vector<int64_t> offsets;
+    int64_t at = 0;
+    for (const NodeRef &r : cat.args()[0].refs) {
+        const TensorMeta &m = r.node->meta(r.index);
+        if (m.dtype != out.dtype || static_cast<int64_t>(m.sizes.size()) != rank)
+            return std::nullopt;
+        offsets.push_back(at);
+        at += m.nbytes();
+    }
+    if (at != out.nbytes())
+        return std::nullopt;
+    return offsets;
+}
+
+void placeConcatInputs(const Schedule &schedule, MemoryPlan &plan, PassLog &log)
+{
+    std::vector<BufferPlan> &buffers = plan.buffers;
+    for (size_t k = 0; k < schedule.kernels.size(); ++k) {
+        const Kernel &kernel = schedule.kernels[k];
+        if (kernel.kind != KernelKind::Extern || !kernel.anchor || kernel.anchor->target != "aten.cat")
+            continue;
+        const int c = plan.indexOf(kernel.anchor->out());
+        const std::optional<std::vector<int64_t>> offsets = concatLayout(*kernel.anchor);
+        if (c < 0 || buffers[static_cast<size_t>(c)].graphOutput || !offsets)
+            continue;
+        std::vector<int> parts;
+        for (const NodeRef &r : kernel.anchor->args()[0].refs) {
+            const int i = isAliasView(*r.node) ? -1 : plan.indexOf(r);
+            const bool usable = i >= 0 && !buffers[static_cast<size_t>(i)].graphOutput
+                && buffers[static_cast<size_t>(i)].partOf < 0
+                && std::find(parts.begin(), parts.end(), i) == parts.end();
+            if (!usable)
+                break;
+            parts.push_back(i);
+        }
+        if (parts.size() != offsets->size())
+            continue;
+        BufferPlan &whole = buffers[static_cast<size_t>(c)];
+        whole.holdsParts = true;
+        for (size_t p = 0; p < parts.size(); ++p) {
+            BufferPlan &part = buffers[static_cast<size_t>(parts[p])];
+            part.partOf = c;
+            part.partOffset = (*offsets)[p];
+            whole.first = std::min(whole.first, part.first);
+            whole.last = std::max(whole.last, part.last);
+        }
+        plan.concatsInPlace.push_back(static_cast<int>(k));
+        log.push_back(kernel.name + ": its " + std::to_string(parts.size())
+                      + " inputs are written in place in its output, nothing to copy");
+    }
+}
+
 // An elementwise kernel reads input element i only to write output element
 // i, so its output may overwrite an input that dies in it when every read of
 // that input walks the domain in the output's order (no broadcast, no
@@ -77,11 +158,12 @@ void pairInPlace(const Schedule &schedule, std::vector<BufferPlan> &buffers)
     for (size_t o = 0; o < buffers.size(); ++o) {
         BufferPlan &out = buffers[o];
         const Kernel &k = schedule.kernels[static_cast<size_t>(out.first)];
-        if (out.value.node == k.anchor)
-            continue; // BLAS writes its output while it still reads its operands
+        if (out.value.node == k.anchor || out.partOf >= 0 || out.holdsParts)
+            continue; // BLAS writes its output while it still reads its operands; a concatenation's places are set
         for (size_t i = 0; i < buffers.size(); ++i) {
             BufferPlan &in = buffers[i];
-            if (i == o || taken[i] || in.last != out.first || in.inPlaceOf >= 0 || !canWriteOver(k, in, out))
+            if (i == o || taken[i] || in.last != out.first || in.inPlaceOf >= 0 || in.partOf >= 0
+                || !canWriteOver(k, in, out))
                 continue;
             const bool readHere = std::find(k.inputs.begin(), k.inputs.end(), in.value) != k.inputs.end()
                 || (k.anchor && in.value.node == k.anchor);
@@ -104,7 +186,7 @@ int64_t placeInArena(std::vector<BufferPlan> &buffers)
 {
     std::vector<size_t> order;
     for (size_t i = 0; i < buffers.size(); ++i) {
-        if (!buffers[i].graphOutput && buffers[i].inPlaceOf < 0)
+        if (!buffers[i].graphOutput && buffers[i].inPlaceOf < 0 && buffers[i].partOf < 0)
             order.push_back(i);
     }
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return buffers[a].bytes > buffers[b].bytes; });
@@ -133,11 +215,21 @@ int64_t placeInArena(std::vector<BufferPlan> &buffers)
 
 // A buffer written in place takes its input's offset and stretches the
 // shared lifetime; chains resolve in kernel order.
+// A concatenation's input lies at its offset inside the output, which may
+// itself be an input of a later concatenation (pairwise chains: DenseNet as
+// older exporters write it).
 void resolveInPlace(std::vector<BufferPlan> &buffers)
 {
     for (BufferPlan &b : buffers) {
         if (b.inPlaceOf >= 0)
             b.offset = buffers[static_cast<size_t>(b.inPlaceOf)].offset;
+        if (b.partOf < 0)
+            continue;
+        int64_t offset = b.partOffset;
+        int whole = b.partOf;
+        for (; buffers[static_cast<size_t>(whole)].partOf >= 0; whole = buffers[static_cast<size_t>(whole)].partOf)
+            offset += buffers[static_cast<size_t>(whole)].partOffset;
+        b.offset = buffers[static_cast<size_t>(whole)].offset + offset;
     }
 }
 
@@ -147,7 +239,7 @@ int64_t liveBound(const std::vector<BufferPlan> &buffers, int kernels)
     for (int k = 0; k < kernels; ++k) {
         int64_t live = 0;
         for (const BufferPlan &b : buffers) {
-            if (!b.graphOutput && b.first <= k && k <= b.last && b.inPlaceOf < 0)
+            if (!b.graphOutput && b.first <= k && k <= b.last && b.inPlaceOf < 0 && b.partOf < 0)
                 live += aligned(b.bytes);
         }
         best = std::max(best, live);
@@ -161,6 +253,7 @@ MemoryPlan planMemory(const Graph &graph, const Schedule &schedule, PassLog &log
 {
     MemoryPlan plan;
     plan.buffers = collectBuffers(graph, schedule);
+    placeConcatInputs(schedule, plan, log);
     pairInPlace(schedule, plan.buffers);
     // An in-place chain shares one slot: extend the root's lifetime over it.
     for (BufferPlan &b : plan.buffers) {

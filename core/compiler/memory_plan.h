@@ -1,8 +1,9 @@
 #pragma once
 // The `plan-memory` stage: every value a kernel writes gets a place in one
 // arena, reused once its last reader has run; an elementwise kernel may
-// write its output over an input that dies there. Graph outputs get their
-// own allocations, since the caller keeps them.
+// write its output over an input that dies there, and the inputs of a
+// concatenation may be written straight into their places in its output.
+// Graph outputs get their own allocations, since the caller keeps them.
 
 #include "core/compiler/schedule.h"
 
@@ -18,6 +19,9 @@ struct BufferPlan {
     int last = 0;           // index of the last kernel that reads it
     bool graphOutput = false;
     int inPlaceOf = -1;     // buffer whose memory this one takes over, or -1
+    int partOf = -1;        // a concatenation's output this one lies inside, at partOffset bytes, or -1
+    int64_t partOffset = 0;
+    bool holdsParts = false; // a concatenation's output whose inputs lie inside it
 };
 
 struct MemoryPlan {
@@ -25,7 +29,9 @@ struct MemoryPlan {
     int64_t arenaBytes = 0;     // the planned peak of intermediates
     int64_t unplannedBytes = 0; // every intermediate in its own allocation
     int64_t liveBytesBound = 0; // most bytes live at once: no plan does better
+    std::vector<int> concatsInPlace; // kernels (aten.cat) whose inputs already lie in their output: nothing to copy
     int indexOf(NodeRef value) const; // -1 when the value has no buffer
+    bool skips(size_t kernel) const;
 };
 
 MemoryPlan planMemory(const Graph &graph, const Schedule &schedule, PassLog &log);
