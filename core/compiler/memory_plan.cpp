@@ -213,11 +213,10 @@ int64_t placeInArena(std::vector<BufferPlan> &buffers)
     return arena;
 }
 
-// A buffer written in place takes its input's offset and stretches the
-// shared lifetime; chains resolve in kernel order.
-// A concatenation's input lies at its offset inside the output, which may
-// itself be an input of a later concatenation (pairwise chains: DenseNet as
-// older exporters write it).
+// A buffer written in place takes its input's offset (chains resolve in
+// kernel order); a concatenation's input lies at its offset inside the
+// output, which may itself be an input of a later concatenation (pairwise
+// chains: DenseNet as older exporters write it).
 void resolveInPlace(std::vector<BufferPlan> &buffers)
 {
     for (BufferPlan &b : buffers) {
