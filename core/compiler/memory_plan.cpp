@@ -18,7 +18,8 @@ int MemoryPlan::indexOf(NodeRef value) const
 
 bool MemoryPlan::skips(size_t kernel) const
 {
-    return std::find(concatsInPlace.begin(), concatsInPlace.end(), static_cast<int>(kernel)) != concatsInPlace.end();
+    // Asked before every extern kernel of every call; the list is in kernel order.
+    return std::binary_search(concatsInPlace.begin(), concatsInPlace.end(), static_cast<int>(kernel));
 }
 
 namespace {
@@ -69,10 +70,7 @@ std::optional<std::vector<int64_t>> concatLayout(const Node &cat)
         return std::nullopt;
     const TensorMeta &out = cat.meta();
     const auto rank = static_cast<int64_t>(out.sizes.size());
-    int64_t dim = cat.args()[1].constant.toInt();
-    dim = dim < 0 ? dim + rank : dim;
-    if (dim < 0 || dim >= rank)
-        return std::nullopt;
+    const int64_t dim = wrapDim(cat.args()[1].constant.toInt(), rank, "aten.cat");
     for (int64_t d = 0; d < dim; ++d) {
         if (out.sizes[static_cast<size_t>(d)] != 1)
             return std::nullopt;

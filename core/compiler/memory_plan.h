@@ -29,7 +29,7 @@ struct MemoryPlan {
     int64_t arenaBytes = 0;     // the planned peak of intermediates
     int64_t unplannedBytes = 0; // every intermediate in its own allocation
     int64_t liveBytesBound = 0; // most bytes live at once: no plan does better
-    std::vector<int> concatsInPlace; // kernels (aten.cat) whose inputs already lie in their output: nothing to copy
+    std::vector<int> concatsInPlace; // kernels (aten.cat), ascending, whose inputs already lie in their output
     int indexOf(NodeRef value) const; // -1 when the value has no buffer
     bool skips(size_t kernel) const;
 };

@@ -235,14 +235,12 @@ std::optional<NodeRef> collapsePermute(Graph &g, Node &n)
 // Reduced dims as non-negative and sorted, so two reductions of one tensor
 // over the same dims written differently ([-1] by softmax, [1] by
 // layer_norm on a 2-D input) are one common subexpression.
-std::optional<IntList> canonicalDims(const IntList &dims, int64_t rank)
+// (Capture checked the dims against the rank already.)
+IntList canonicalDims(const IntList &dims, int64_t rank)
 {
     IntList out;
-    for (int64_t d : dims) {
-        if (d < -rank || d >= rank)
-            return std::nullopt;
-        out.push_back(d < 0 ? d + rank : d);
-    }
+    for (int64_t d : dims)
+        out.push_back(wrapDim(d, rank, "aten.sum"));
     std::sort(out.begin(), out.end());
     return out;
 }
@@ -254,11 +252,11 @@ std::optional<NodeRef> normalizeSumDims(Graph &g, Node &n)
         return std::nullopt;
     const IntList &dims = n.args()[1].constant.toIntList();
     const auto rank = static_cast<int64_t>(x->node->meta(x->index).sizes.size());
-    const std::optional<IntList> canonical = canonicalDims(dims, rank);
-    if (dims.empty() || !canonical || *canonical == dims)
+    const IntList canonical = canonicalDims(dims, rank);
+    if (dims.empty() || canonical == dims)
         return std::nullopt;
     std::vector<Arg> args = n.args();
-    args[1] = Arg::of(Value(*canonical));
+    args[1] = Arg::of(Value(canonical));
     return replacement(g, n, "aten.sum", std::move(args), n.outputs, "sum")->out();
 }
 
@@ -294,10 +292,10 @@ std::optional<NodeRef> sumOfQuotient(Graph &g, Node &n)
     if (!a || !isFloating(qm.dtype) || a->node->meta(a->index).sizes != qm.sizes
         || a->node->meta(a->index).dtype != qm.dtype)
         return std::nullopt;
-    const std::optional<IntList> dims = canonicalDims(dimsArg.toIntList(), int64_t(qm.sizes.size()));
-    if (!dims || dims->empty() || !constantAlong(q->node->args()[1], qm.sizes, *dims))
+    const IntList dims = canonicalDims(dimsArg.toIntList(), int64_t(qm.sizes.size()));
+    if (dims.empty() || !constantAlong(q->node->args()[1], qm.sizes, dims))
         return std::nullopt;
-    Node *sum = replacement(g, n, "aten.sum", {Arg::of(*a), Arg::of(Value(*dims)), n.args()[2], n.args()[3]},
+    Node *sum = replacement(g, n, "aten.sum", {Arg::of(*a), Arg::of(Value(dims)), n.args()[2], n.args()[3]},
                             n.outputs, "sum");
     return replacement(g, n, "aten.div", {Arg::of(sum->out()), q->node->args()[1], q->node->args()[2]}, n.outputs,
                        "div")
