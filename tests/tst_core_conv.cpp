@@ -3,6 +3,7 @@
 // layouts, dtypes, empty tensors, meta tensors and error messages.
 #include "optest.h"
 
+#include "core/ops/loops.h"
 #include "core/ops/registry.h"
 #include "core/tensor/allocator.h"
 
@@ -260,6 +261,14 @@ private slots:
             // Output channels per group in blocks of 8 (AVX-512), 4 and 1.
             {"grouped 12 per group", {{1, 24, 9, 10}, {24, 12, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 2}},
             {"grouped 21 per group stride 2", {{2, 42, 13, 11}, {42, 21, 3, 3}, false, {2, 2}, {1, 1}, {1, 1}, 2}},
+            // 1x1 on images of 32 pixels and more (register blocks with AVX-512): output channels in
+            // blocks of 8, 4, 2 and 1 (12 and 6 in blocks of 2 and 4 vectors), a row's last vector
+            // partial or whole, images and groups, channels cut between threads.
+            {"1x1 blocks, 99 pixels", {{2, 19, 9, 11}, {23, 19, 1, 1}, true, {1, 1}, {0, 0}, {1, 1}, 1}},
+            {"1x1 blocks, 7x7", {{1, 40, 7, 7}, {30, 40, 1, 1}, true, {1, 1}, {0, 0}, {1, 1}, 1}},
+            {"1x1 blocks, groups", {{1, 12, 8, 10}, {10, 6, 1, 1}, false, {1, 1}, {0, 0}, {1, 1}, 2}},
+            {"1x1 blocks, 32 pixels", {{2, 5, 4, 8}, {23, 5, 1, 1}, true, {1, 1}, {0, 0}, {1, 1}, 1}},
+            {"1x1 blocks, 3 channels out", {{1, 17, 12, 12}, {3, 17, 1, 1}, true, {1, 1}, {0, 0}, {1, 1}, 1}},
         };
         for (const auto &[name, c] : cases) {
             for (const char *layout : {"contiguous", "transposed"})
@@ -488,6 +497,8 @@ private slots:
     void kernelEvents()
     {
         const Tensor x = zeros({1, 4, 6, 6}), small = zeros({1, 32, 14, 14}), wide = zeros({1, 32, 24, 24});
+        // 1x1 on 32 pixels and more: register blocks where the CPU has AVX-512, else BLAS.
+        const char *pointwise = loops::wideVectors() ? "conv2d_1x1_direct" : "conv2d_1x1_gemm";
         const std::vector<std::string> ran = kernelsDuring([&] {
             ops::conv2d(x, zeros({4, 1, 3, 3}), std::nullopt, {1, 1}, {0, 0}, {1, 1}, 4);
             ops::conv2d(small, zeros({32, 1, 5, 5}), std::nullopt, {1, 1}, {2, 2}, {1, 1}, 32);
@@ -496,10 +507,11 @@ private slots:
             ops::conv2d(wide, zeros({32, 32, 3, 3}), std::nullopt, {1, 1}, {1, 1});
             ops::conv2d(x, zeros({2, 4, 3, 3}));
             ops::conv2d(x.to(DType::F64), zeros({32, 4, 3, 3}, DType::F64), std::nullopt, {1, 1}, {1, 1});
+            ops::conv2d(zeros({1, 4, 5, 5}), zeros({2, 4, 1, 1}));
         });
-        QCOMPARE(ran, (std::vector<std::string>{"conv2d_depthwise", "conv2d_depthwise_channels_last",
-                                                "conv2d_1x1_gemm", "conv2d_grouped_direct", "conv2d_winograd",
-                                                "conv2d_im2col_gemm", "conv2d_im2col_gemm"}));
+        QCOMPARE(ran, (std::vector<std::string>{"conv2d_depthwise", "conv2d_depthwise_channels_last", pointwise,
+                                                "conv2d_grouped_direct", "conv2d_winograd", "conv2d_im2col_gemm",
+                                                "conv2d_im2col_gemm", "conv2d_1x1_gemm"}));
     }
 
     // The two halves the compiler splits a Winograd conv2d into compute what

@@ -6,6 +6,7 @@
 #include "core/ops/conv.h"
 
 #include "core/ops/builtin.h"
+#include "core/ops/conv1x1.h"
 #include "core/ops/linalg.h"
 #include "core/ops/loops.h"
 #include "core/ops/registry.h"
@@ -1040,8 +1041,22 @@ bool useWinograd(const ConvGeometry &g, bool weightsReady = false)
     return g.groups == 1 && plain3(g.h) && plain3(g.w) && winograd::worthIt(winogradProblem(g), weightsReady);
 }
 
+conv1x1::Problem pointwiseProblem(const ConvGeometry &g)
+{
+    return {g.in.n, g.groups, g.cg(), g.og(), g.cols()};
+}
+
 // The kernels conv2d chooses from, each named in the profiler as it runs.
-enum class ConvAlgorithm { BiasOnly, Depthwise, DepthwiseChannelsLast, Pointwise, GroupedDirect, Winograd, Im2col };
+enum class ConvAlgorithm {
+    BiasOnly,
+    Depthwise,
+    DepthwiseChannelsLast,
+    Pointwise,
+    PointwiseDirect,
+    GroupedDirect,
+    Winograd,
+    Im2col
+};
 
 const char *algorithmName(ConvAlgorithm a)
 {
@@ -1050,6 +1065,7 @@ const char *algorithmName(ConvAlgorithm a)
     case ConvAlgorithm::Depthwise: return "conv2d_depthwise";
     case ConvAlgorithm::DepthwiseChannelsLast: return "conv2d_depthwise_channels_last";
     case ConvAlgorithm::Pointwise: return "conv2d_1x1_gemm";
+    case ConvAlgorithm::PointwiseDirect: return "conv2d_1x1_direct";
     case ConvAlgorithm::GroupedDirect: return "conv2d_grouped_direct";
     case ConvAlgorithm::Winograd: return "conv2d_winograd";
     case ConvAlgorithm::Im2col: return "conv2d_im2col_gemm";
@@ -1066,7 +1082,7 @@ ConvAlgorithm chooseAlgorithm(const ConvGeometry &g, bool f32)
     if (g.cg() == 1 && g.groups > 1)
         return f32 && useChannelsLast(g) ? ConvAlgorithm::DepthwiseChannelsLast : ConvAlgorithm::Depthwise;
     if (pointwise)
-        return ConvAlgorithm::Pointwise;
+        return f32 && conv1x1::worthIt(pointwiseProblem(g)) ? ConvAlgorithm::PointwiseDirect : ConvAlgorithm::Pointwise;
     if (f32 && useGroupedDirect(g))
         return ConvAlgorithm::GroupedDirect;
     if (f32 && useWinograd(g))
@@ -1096,6 +1112,8 @@ void runConv(const ConvGeometry &g, const Tensor &x, const Tensor &w, const Tens
             depthwiseChannelsLast(g, px, pw, pb, po);
         else if (algorithm == ConvAlgorithm::GroupedDirect)
             groupedDirectConv(g, px, pw, pb, po);
+        else if (algorithm == ConvAlgorithm::PointwiseDirect)
+            conv1x1::run(pointwiseProblem(g), px, pw, pb, po);
         else
             winograd::conv3x3(winogradProblem(g), px, pw, pb, po);
     }

@@ -4,9 +4,10 @@
 // 3x3 convolutions with Winograd weights transformed beforehand (as compiled
 // code runs them; at BATCH and at 1), then the 1x1 and depthwise convolutions of
 // MobileNet v2 (and v3-small's depthwise ones; batch 1), the 3x3/2 max pools of
-// SqueezeNet, ResNet and ShuffleNet, RegNetX-400MF's grouped convolutions and
-// SqueezeNet 1.1's as compiled code runs them. The PyTorch peer for the same
-// shapes is tests/bench/peers/torch_conv.py.
+// SqueezeNet, ResNet and ShuffleNet, RegNetX-400MF's grouped convolutions, the
+// 1x1 convolutions of RegNetX-400MF and MobileNet v3-small with weights of
+// their own per call, and SqueezeNet 1.1's convolutions as compiled code runs
+// them. The PyTorch peer for the same shapes is tests/bench/peers/torch_conv.py.
 //
 // usage: bench_conv [REPEAT] [BATCH]
 #include "benchutil.h"
@@ -205,6 +206,56 @@ void benchGrouped(Generator &gen, int repeat)
     std::printf("%-20s %9.3f\n", "per forward", total * 1e3);
 }
 
+// RegNetX-400MF's 1x1 convolutions (batch 1) with how many run per forward,
+// each of those with weights of its own as in the model, where a forward's
+// 15 MiB of 400 x 400 weights do not stay in a core's L2 from one call to the
+// next; beside one cblas_sgemm of the same size (weights reused).
+struct PointwiseShape {
+    const char *name;
+    int64_t c, o, hw, count;
+};
+
+constexpr PointwiseShape kRegNetPointwise[] = {
+    {"32>32@112", 32, 32, 112, 1},   {"32>32@56", 32, 32, 56, 1},     {"32>64@56", 32, 64, 56, 1},
+    {"64>64@28", 64, 64, 28, 3},     {"64>160@28", 64, 160, 28, 1},  {"160>160@14", 160, 160, 14, 13},
+    {"160>400@14", 160, 400, 14, 1}, {"400>400@7", 400, 400, 7, 23},
+};
+
+// MobileNet v3-small's 1x1 convolutions on images of 7x7 and more.
+constexpr PointwiseShape kMobileNetV3Pointwise[] = {
+    {"16>16@56", 16, 16, 56, 1},   {"16>72@56", 16, 72, 56, 1},    {"72>24@28", 72, 24, 28, 1},
+    {"24>88@28", 24, 88, 28, 1},   {"88>24@28", 88, 24, 28, 1},    {"24>96@28", 24, 96, 28, 1},
+    {"96>40@14", 96, 40, 14, 1},   {"40>240@14", 40, 240, 14, 2},  {"240>40@14", 240, 40, 14, 2},
+    {"40>120@14", 40, 120, 14, 1}, {"120>48@14", 120, 48, 14, 1},  {"48>144@14", 48, 144, 14, 1},
+    {"144>48@14", 144, 48, 14, 1}, {"48>288@14", 48, 288, 14, 1},  {"288>96@7", 288, 96, 7, 1},
+    {"96>576@7", 96, 576, 7, 3},   {"576>96@7", 576, 96, 7, 2},
+};
+
+void benchPointwiseDistinct(Generator &gen, int repeat, const char *title, std::span<const PointwiseShape> shapes)
+{
+    std::printf("\n%-20s %9s %9s %9s %6s  (batch 1, distinct weights)\n", title, "conv ms", "gemm ms", "GFLOP/s",
+                "count");
+    double total = 0;
+    for (const PointwiseShape &s : shapes) {
+        const int64_t o = s.o;
+        const Tensor x = randn({1, s.c, s.hw, s.hw}, gen);
+        std::vector<Tensor> weights;
+        for (int64_t i = 0; i < s.count; ++i)
+            weights.push_back(randn({o, s.c, 1, 1}, gen));
+        size_t next = 0;
+        auto conv = [&] {
+            (void)ops::conv2d(x, weights[next], std::nullopt);
+            next = (next + 1) % weights.size();
+        };
+        const int64_t pixels = s.hw * s.hw;
+        const auto [tc, tg] = convAndGemmSeconds(gen, repeat, o, pixels, s.c, conv);
+        total += tc * double(s.count);
+        std::printf("%-20s %9.3f %9.3f %9.1f %6lld\n", s.name, tc * 1e3, tg * 1e3,
+                    2.0 * double(o * s.c * pixels) / tc / 1e9, static_cast<long long>(s.count));
+    }
+    std::printf("%-20s %9.3f\n", "per forward", total * 1e3);
+}
+
 // Every distinct convolution of SqueezeNet 1.1 at 224x224 (batch 1): the
 // first 3x3/2 on 3 channels, the fire modules' squeeze 1x1, expand 1x1 and
 // expand 3x3, the 1x1 classifier.
@@ -272,6 +323,8 @@ int main(int argc, char **argv)
     benchDepthwise(gen, repeat);
     benchPools(gen, repeat);
     benchGrouped(gen, repeat);
+    benchPointwiseDistinct(gen, repeat, "RegNet 1x1", kRegNetPointwise);
+    benchPointwiseDistinct(gen, repeat, "MobileNet v3s 1x1", kMobileNetV3Pointwise);
     benchCompiledConvs(gen, repeat, kSqueezeNet);
     return 0;
 }

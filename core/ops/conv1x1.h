@@ -1,0 +1,25 @@
+// 1x1 convolutions (stride 1, no padding), f32, as register blocks that read
+// the input image in place: no packed copies of either operand.
+// Internal to aten.conv2d (core/ops/conv.cpp, which decides when to use it).
+#pragma once
+
+#include <cstdint>
+
+namespace fusescope::conv1x1 {
+
+struct Problem {
+    int64_t images = 0, groups = 1;
+    int64_t inC = 0, outC = 0; // per group
+    int64_t pixels = 0;        // H * W of input and output
+};
+
+// Whether this kernel runs the problem: the CPU has AVX-512 (the blocks are
+// written for 16 lanes; elsewhere BLAS stays ahead) and an image is wide
+// enough to fill the 48-pixel blocks.
+bool worthIt(const Problem &p);
+
+// out[n][g*outC + o][p] = bias[g*outC + o] + sum over c of
+// w[g*outC + o][c] * x[n][g*inC + c][p]; NCHW and OIHW, contiguous. bias may be null.
+void run(const Problem &p, const float *x, const float *w, const float *bias, float *out);
+
+} // namespace fusescope::conv1x1
