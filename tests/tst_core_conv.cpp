@@ -268,6 +268,13 @@ private slots:
             {"1x1 blocks, 7x7", {{1, 40, 7, 7}, {30, 40, 1, 1}, true, {1, 1}, {0, 0}, {1, 1}, 1}},
             {"1x1 blocks, groups", {{1, 12, 8, 10}, {10, 6, 1, 1}, false, {1, 1}, {0, 0}, {1, 1}, 2}},
             {"1x1 blocks, 32 pixels", {{2, 5, 4, 8}, {23, 5, 1, 1}, true, {1, 1}, {0, 0}, {1, 1}, 1}},
+            // Depthwise output rows of 14 pixels and more (register blocks with AVX-512): 3x3 and 5x5 at
+            // strides 1 and 2, rows in blocks of 4 and single ones, a row's last vector partial or whole.
+            {"depthwise rows 3x3 stride 2", {{1, 3, 33, 37}, {3, 1, 3, 3}, true, {2, 2}, {1, 1}, {1, 1}, 3}},
+            {"depthwise rows 5x5", {{2, 2, 19, 21}, {2, 1, 5, 5}, false, {1, 1}, {2, 2}, {1, 1}, 2}},
+            {"depthwise rows 5x5 stride 2", {{1, 3, 40, 36}, {3, 1, 5, 5}, true, {2, 2}, {2, 2}, {1, 1}, 3}},
+            {"depthwise rows 14 wide", {{1, 2, 14, 14}, {2, 1, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 2}},
+            {"depthwise rows 32 wide x2", {{1, 2, 9, 32}, {4, 1, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 2}},
             {"1x1 blocks, 3 channels out", {{1, 17, 12, 12}, {3, 17, 1, 1}, true, {1, 1}, {0, 0}, {1, 1}, 1}},
         };
         for (const auto &[name, c] : cases) {

@@ -7,6 +7,7 @@
 
 #include "core/ops/builtin.h"
 #include "core/ops/conv1x1.h"
+#include "core/ops/depthwise.h"
 #include "core/ops/linalg.h"
 #include "core/ops/loops.h"
 #include "core/ops/registry.h"
@@ -609,9 +610,10 @@ struct PhasedPlane {
     int64_t rows = 0, pitch = 0; // of one phase
     int64_t phases = 0;          // stride.h * stride.w
 
-    PhasedPlane(const Axis &height, const Axis &width)
+    // `align`: the pitch is rounded up to a multiple of it (extra columns are padding).
+    PhasedPlane(const Axis &height, const Axis &width, int64_t align = 1)
         : h(height), w(width), rows(h.out + (h.kernel - 1) * h.dilation / h.stride),
-          pitch(w.out + (w.kernel - 1) * w.dilation / w.stride), phases(h.stride * w.stride)
+          pitch(ceilDiv(w.out + (w.kernel - 1) * w.dilation / w.stride, align) * align), phases(h.stride * w.stride)
     {
     }
     int64_t size() const { return rows * pitch; }
@@ -740,17 +742,33 @@ template <typename T>
 void depthwiseConv(const ConvGeometry &g, const T *x, const T *w, const T *bias, T *out, DType dtype)
 {
     const int64_t og = g.og();
-    const PhasedPlane pp(g.h, g.w);
+    const bool wide = std::is_same_v<T, float> && depthwise::worthIt(g.h.kernel, g.w.kernel, g.h.stride, g.w.stride,
+                                                                    g.h.dilation, g.w.dilation, g.w.out);
+    const PhasedPlane pp(g.h, g.w, wide ? depthwise::kPitchAlign : 1);
     const int64_t bandRows = std::clamp<int64_t>(kDepthwiseBandBytes / int64_t(sizeof(T)) / pp.pitch, 1, g.h.out);
-    const int64_t phasesSize = pp.phases * pp.size() + kBlock, accSize = bandRows * pp.pitch + kBlock;
+    const int64_t slack = std::max(kBlock, depthwise::kSlack); // read only into discarded columns
+    const int64_t phasesSize = pp.phases * pp.size() + slack, accSize = bandRows * pp.pitch + kBlock;
     const int64_t work = pp.phases * pp.size() + g.h.out * pp.pitch * g.taps();
     parallelFor(0, g.in.n * g.outC, planeGrain(work), [&](int64_t p0, int64_t p1) {
         const Tensor scratch = Tensor::empty({phasesSize + accSize}, dtype);
         T *phases = scratch.data<T>(), *acc = phases + phasesSize;
-        std::fill(phases + phasesSize - kBlock, phases + phasesSize, T(0)); // read only into discarded columns
+        std::fill(phases + phasesSize - slack, phases + phasesSize, T(0));
         int64_t filled = -1; // the input plane now in `phases`
         for (int64_t p = p0; p < p1; ++p) {
             const int64_t n = p / g.outC, o = p % g.outC, plane = n * g.in.c + o / og;
+            if constexpr (std::is_same_v<T, float>) {
+                if (wide) {
+                    const int64_t next = (p + 1 < p1 ? (p + 1) / g.outC * g.in.c + (p + 1) % g.outC / og : plane);
+                    if (plane != filled)
+                        depthwise::fillWide(x + plane * g.in.plane(),
+                                            {g.h.in, g.w.in, g.h.pad, g.w.pad, g.h.stride, pp.rows, pp.pitch}, phases,
+                                            next != plane ? x + next * g.in.plane() : nullptr);
+                    filled = plane;
+                    depthwise::planeWide(g.h.kernel, g.h.stride, {phases, pp.size(), pp.pitch}, w + o * g.taps(),
+                                         bias ? bias[o] : 0.f, out + p * g.cols(), g.h.out, g.w.out);
+                    continue;
+                }
+            }
             if (plane != filled)
                 pp.fill(x + plane * g.in.plane(), phases, T(0));
             filled = plane;

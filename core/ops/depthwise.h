@@ -1,0 +1,45 @@
+// Depthwise convolution of one plane in AVX-512 register blocks, from the
+// padded, phase-split copy of its input that core/ops/conv.cpp builds
+// (PhasedPlane). Internal to aten.conv2d's depthwise kernel.
+#pragma once
+
+#include <cstdint>
+
+namespace fusescope::depthwise {
+
+// One plane's phases: `phases` planes of `rows` x `pitch` floats, `size`
+// apart; phase (r, c) row i, column j holds padded input row i * stride + r,
+// column j * stride + c. `data` is 64-byte aligned, the pitch a multiple of
+// kPitchAlign, and kSlack floats past the last phase are readable.
+struct Phased {
+    const float *data = nullptr;
+    int64_t size = 0, pitch = 0;
+};
+
+constexpr int64_t kPitchAlign = 16;
+constexpr int64_t kSlack = 64;
+
+// The input plane and its phases: `rows` x `pitch` per phase, stride x stride phases.
+struct Layout {
+    int64_t inH = 0, inW = 0, padH = 0, padW = 0, stride = 1, rows = 0, pitch = 0;
+};
+
+// Fills `dst` (64-byte aligned, stride^2 * rows * pitch floats) with the
+// phases of `plane` (inH x inW, contiguous), zeros where the taps read the
+// padding; a vector per 16 columns, where a loop of library copies per row
+// took as long as the convolution itself. `next` (may be null): the plane
+// filled after this one, prefetched meanwhile.
+void fillWide(const float *plane, const Layout &layout, float *dst, const float *next);
+
+// Whether planeWide runs this kernel: the CPU has AVX-512, square 3x3 or 5x5
+// taps, undilated, stride 1 or 2 both ways, and output rows of at least 14
+// pixels (narrower ones waste most lanes of a row's vectors).
+bool worthIt(int64_t kernelH, int64_t kernelW, int64_t strideH, int64_t strideW, int64_t dilationH,
+             int64_t dilationW, int64_t outW);
+
+// out[oh][ow] = bias + sum over taps (ki, kj) of w[ki * k + kj] * padded input
+// (oh * stride + ki, ow * stride + kj), for an outH x outW output plane.
+void planeWide(int64_t kernel, int64_t stride, const Phased &in, const float *w, float bias, float *out, int64_t outH,
+               int64_t outW);
+
+} // namespace fusescope::depthwise
