@@ -754,11 +754,12 @@ void depthwiseConv(const ConvGeometry &g, const T *x, const T *w, const T *bias,
         T *phases = scratch.data<T>(), *acc = phases + phasesSize;
         std::fill(phases + phasesSize - slack, phases + phasesSize, T(0));
         int64_t filled = -1; // the input plane now in `phases`
+        auto planeOf = [&](int64_t p) { return p / g.outC * g.in.c + p % g.outC / og; }; // output plane -> input
         for (int64_t p = p0; p < p1; ++p) {
-            const int64_t n = p / g.outC, o = p % g.outC, plane = n * g.in.c + o / og;
+            const int64_t o = p % g.outC, plane = planeOf(p);
             if constexpr (std::is_same_v<T, float>) {
                 if (wide) {
-                    const int64_t next = (p + 1 < p1 ? (p + 1) / g.outC * g.in.c + (p + 1) % g.outC / og : plane);
+                    const int64_t next = p + 1 < p1 ? planeOf(p + 1) : plane;
                     if (plane != filled)
                         depthwise::fillWide(x + plane * g.in.plane(),
                                             {g.h.in, g.w.in, g.h.pad, g.w.pad, g.h.stride, pp.rows, pp.pitch}, phases,

@@ -14,8 +14,8 @@ struct Problem {
 };
 
 // Whether this kernel runs the problem: the CPU has AVX-512 (the blocks are
-// written for 16 lanes; elsewhere BLAS stays ahead) and an image is wide
-// enough to fill the 48-pixel blocks.
+// written for 16 lanes; elsewhere BLAS stays ahead) and an image has at
+// least 32 pixels (two vectors; fewer would leave most lanes idle).
 bool worthIt(const Problem &p);
 
 // out[n][g*outC + o][p] = bias[g*outC + o] + sum over c of

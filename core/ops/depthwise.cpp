@@ -33,11 +33,6 @@ namespace {
 constexpr int64_t kLanes = 16;
 constexpr int kRows = 4; // output rows per block
 
-__mmask16 lanes(int64_t n)
-{
-    return n >= kLanes ? __mmask16(0xffff) : static_cast<__mmask16>((1u << n) - 1u);
-}
-
 // Lanes [lo, hi) of a vector, clipped to [0, 16).
 __mmask16 span(int64_t lo, int64_t hi)
 {
@@ -168,11 +163,11 @@ rowSweep(const Phased &in, const __m512 (&wv)[K * K], __m512 bias, float *out, i
 {
     int64_t ow0 = 0;
     for (; ow0 + 2 * kLanes <= outW; ow0 += 2 * kLanes)
-        block<K, S, R, 2>(in, wv, bias, out, outW, oh0, ow0, lanes(kLanes));
+        block<K, S, R, 2>(in, wv, bias, out, outW, oh0, ow0, span(0, kLanes));
     if (ow0 + kLanes < outW)
-        block<K, S, R, 2>(in, wv, bias, out, outW, oh0, ow0, lanes(outW - ow0 - kLanes));
+        block<K, S, R, 2>(in, wv, bias, out, outW, oh0, ow0, span(0, outW - ow0 - kLanes));
     else if (ow0 < outW)
-        block<K, S, R, 1>(in, wv, bias, out, outW, oh0, ow0, lanes(outW - ow0));
+        block<K, S, R, 1>(in, wv, bias, out, outW, oh0, ow0, span(0, outW - ow0));
 }
 
 template <int K, int S>

@@ -1,6 +1,7 @@
-// Depthwise convolution of one plane in AVX-512 register blocks, from the
-// padded, phase-split copy of its input that core/ops/conv.cpp builds
-// (PhasedPlane). Internal to aten.conv2d's depthwise kernel.
+// Depthwise convolution of one plane in AVX-512 register blocks, from a
+// padded, phase-split copy of its input (the layout of conv.cpp's
+// PhasedPlane, with an aligned pitch, filled by fillWide). Internal to
+// aten.conv2d's depthwise kernel (core/ops/conv.cpp).
 #pragma once
 
 #include <cstdint>
