@@ -2,6 +2,7 @@
 
 #include "core/compiler/fusion_rules.h"
 #include "core/compiler/tracer.h"
+#include "core/ops/loops.h"
 #include "core/ops/pointwise.h"
 #include "core/ops/registry.h"
 #include "core/runtime/threadpool.h"
@@ -29,6 +30,22 @@ Tensor arenaView(const Tensor &arena, int64_t byteOffset, const TensorMeta &m)
     return Tensor(std::move(impl));
 }
 
+// A reshape or flatten that cannot alias its input (merging attention's
+// heads read through a transpose) is an extern kernel of its own. The eager
+// op would clone the input into a fresh allocation, which the kernel then
+// copies into its planned buffer; the values go there directly instead, in
+// the input's element order (the planned buffer is contiguous, so it can
+// take the input's shape). Returns false for every other node.
+bool reshapeInto(const Node &n, const Args &args, const TensorList &planned)
+{
+    if ((n.target != "aten.reshape" && n.target != "aten.flatten") || planned.size() != 1)
+        return false;
+    const Tensor &src = args.at(0).toTensor(), &dst = planned[0];
+    if (!dst.defined() || !dst.isContiguous() || dst.dtype() != src.dtype() || dst.numel() != src.numel())
+        return false;
+    loops::copyInto(dst.alias(src.sizes(), contiguousStrides(src.sizes()), dst.offset()), src);
+    return true;
+}
 
 } // namespace
 
@@ -217,6 +234,8 @@ void Executable::interpret(const Kernel &k, State &state) const
             op.cpu(argsOf(n), outs); // straight into the planned buffer
             continue;
         }
+        if (k.kind == KernelKind::Extern && allPlanned && reshapeInto(*n, argsOf(n), planned->second))
+            continue;
         TensorList result = callOp(op, argsOf(n));
         if (writesBuffer) {
             for (size_t i = 0; i < result.size(); ++i) {
