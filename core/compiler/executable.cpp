@@ -8,6 +8,8 @@
 #include "core/runtime/threadpool.h"
 
 #include <algorithm>
+#include <span>
+#include <stdexcept>
 #include <set>
 #include <unordered_map>
 
@@ -30,21 +32,60 @@ Tensor arenaView(const Tensor &arena, int64_t byteOffset, const TensorMeta &m)
     return Tensor(std::move(impl));
 }
 
+// The eager op that an extern kernel or a GEMM anchor runs, reported to
+// observers as an op for the scope's lifetime, as eager mode reports it: a
+// profile of a compiled run shows which ATen ops its kernels call out to.
+class ExternOpScope
+{
+public:
+    ExternOpScope(const OpDef &op, const Args &args, std::span<const Tensor> outs)
+        : m_active(observers::active()), m_args(args), m_outs(outs)
+    {
+        if (!m_active)
+            return;
+        for (const Value &v : args) {
+            if (v.isTensor())
+                m_inputs.push_back(v.toTensor());
+        }
+        m_event = {&op, m_inputs, {}};
+        observers::opBegin(m_event);
+    }
+    ~ExternOpScope()
+    {
+        if (!m_active)
+            return;
+        m_event.cost = m_event.op->estimateCost(m_args, m_outs);
+        observers::opEnd(m_event);
+    }
+    ExternOpScope(const ExternOpScope &) = delete;
+    ExternOpScope &operator=(const ExternOpScope &) = delete;
+
+private:
+    bool m_active;
+    const Args &m_args;
+    std::span<const Tensor> m_outs;
+    std::vector<Tensor> m_inputs;
+    OpEvent m_event;
+};
+
 // A reshape or flatten that cannot alias its input (merging attention's
 // heads read through a transpose) is an extern kernel of its own. The eager
 // op would clone the input into a fresh allocation, which the kernel then
 // copies into its planned buffer; the values go there directly instead, in
 // the input's element order (the planned buffer is contiguous, so it can
-// take the input's shape). Returns false for every other node.
-bool reshapeInto(const Node &n, const Args &args, const TensorList &planned)
+// take the input's shape).
+bool isCopyingReshape(const Node &n, const TensorList &planned)
 {
-    if ((n.target != "aten.reshape" && n.target != "aten.flatten") || planned.size() != 1)
-        return false;
-    const Tensor &src = args.at(0).toTensor(), &dst = planned[0];
-    if (!dst.defined() || !dst.isContiguous() || dst.dtype() != src.dtype() || dst.numel() != src.numel())
-        return false;
+    return (n.target == "aten.reshape" || n.target == "aten.flatten") && planned.size() == 1
+        && planned[0].isContiguous() && n.outputs.size() == 1 && n.meta().aliasOf < 0;
+}
+
+void reshapeInto(const Args &args, const Tensor &dst)
+{
+    const Tensor &src = args.at(0).toTensor();
+    if (dst.dtype() != src.dtype() || dst.numel() != src.numel())
+        throw std::logic_error("reshape into a planned buffer of another type or size");
     loops::copyInto(dst.alias(src.sizes(), contiguousStrides(src.sizes()), dst.offset()), src);
-    return true;
 }
 
 } // namespace
@@ -192,7 +233,9 @@ void Executable::runAnchor(const Kernel &k, State &state) const
 {
     const OpDef &op = OpRegistry::instance().get(k.anchor->target);
     TensorList outs = state.values.at(k.anchor);
-    op.cpu(state.argsOf(*k.anchor, {}), outs);
+    const Args args = state.argsOf(*k.anchor, {});
+    const ExternOpScope scope(op, args, outs);
+    op.cpu(args, outs);
 }
 
 std::vector<void *> Executable::operandsOf(const Kernel &k, const State &state) const
@@ -231,11 +274,17 @@ void Executable::interpret(const Kernel &k, State &state) const
             && std::all_of(planned->second.begin(), planned->second.end(), [](const Tensor &t) { return t.defined(); });
         if ((n == k.anchor || k.kind == KernelKind::Extern) && allPlanned && op.cpu) {
             TensorList outs = planned->second;
-            op.cpu(argsOf(n), outs); // straight into the planned buffer
+            const Args args = argsOf(n);
+            const ExternOpScope scope(op, args, outs);
+            op.cpu(args, outs); // straight into the planned buffer
             continue;
         }
-        if (k.kind == KernelKind::Extern && allPlanned && reshapeInto(*n, argsOf(n), planned->second))
+        if (k.kind == KernelKind::Extern && allPlanned && isCopyingReshape(*n, planned->second)) {
+            const Args args = argsOf(n);
+            const ExternOpScope scope(op, args, planned->second);
+            reshapeInto(args, planned->second[0]);
             continue;
+        }
         TensorList result = callOp(op, argsOf(n));
         if (writesBuffer) {
             for (size_t i = 0; i < result.size(); ++i) {
