@@ -319,14 +319,35 @@ void pointwiseConv(const ConvGeometry &g, const T *x, const T *w, const T *bias,
     });
 }
 
+// dst[o] = src[2 * o] for o < n: two vectors of the source, their even
+// lanes picked by one permute. The loads are masked to the elements read,
+// so nothing past src[2 * (n - 1)] is touched.
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void gatherEvenWide(float *dst, const float *src,
+                                                                                 int64_t n)
+{
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    for (int64_t o = 0; o < n; o += 16) {
+        const int64_t count = std::min<int64_t>(16, n - o), reads = 2 * count - 1;
+        const auto lo = static_cast<__mmask16>((1u << std::min<int64_t>(16, reads)) - 1u);
+        const auto hi = static_cast<__mmask16>((1u << std::max<int64_t>(0, reads - 16)) - 1u);
+        const __m512 a = _mm512_maskz_loadu_ps(lo, src + 2 * o), b = _mm512_maskz_loadu_ps(hi, src + 2 * o + 16);
+        _mm512_mask_storeu_ps(dst + o, static_cast<__mmask16>((1u << count) - 1u), _mm512_permutex2var_ps(a, even, b));
+    }
+}
+
 // Copies input row `src` under the taps of one kernel column: dst[o] =
-// src[o * stride + offset] inside `valid`, zero (padding) outside.
+// src[o * stride + offset] inside `valid`, zero (padding) outside. Stride 2
+// in f32 moves a vector at a time: element by element it took longer than
+// the product of a stem's shallow column matrix.
 template <typename T>
 void gatherRow(T *dst, const T *src, int64_t outW, Span valid, int64_t stride, int64_t offset)
 {
     std::fill(dst, dst + valid.lo, T(0));
     if (stride == 1 && valid.lo < valid.hi) { // contiguous: std::copy becomes memmove
         std::copy(src + valid.lo + offset, src + valid.hi + offset, dst + valid.lo);
+    } else if (std::is_same_v<T, float> && stride == 2 && valid.lo < valid.hi && loops::wideVectors()) {
+        gatherEvenWide(reinterpret_cast<float *>(dst + valid.lo), reinterpret_cast<const float *>(src) + 2 * valid.lo + offset,
+                       valid.hi - valid.lo);
     } else {
         for (int64_t o = valid.lo; o < valid.hi; ++o)
             dst[o] = src[o * stride + offset];
@@ -526,12 +547,30 @@ bool useTiles(const ConvGeometry &g, size_t itemSize)
     return rows * g.w.out >= kMinTilePixels && tiles >= 2 * numThreads();
 }
 
-// The output of one band starts as the bias (GEMM then adds with beta = 1).
-template <typename T>
-void fillBandBias(const ConvGeometry &g, const T *bias, T *band, int64_t pixels)
+// Column matrices at most this deep (a stem's 3 channels by 3x3 or 5x5
+// taps) go through the 1x1 convolution's register blocks: BLAS packs both
+// operands for a product of 27 steps, and ran squeezenet's stem (3 -> 64,
+// 3x3 stride 2) at 40 GFLOP/s.
+constexpr int64_t kShallowDepth = 80;
+
+bool shallowTile(const ConvGeometry &g, int64_t pixels)
 {
-    for (int64_t o = 0; o < g.outC; ++o)
-        std::fill(band + o * g.cols(), band + o * g.cols() + pixels, bias[o]);
+    return g.k() <= kShallowDepth && pixels >= 32 && loops::wideVectors();
+}
+
+// One group of one band: dst = bias + w col, through BLAS or the register blocks.
+template <typename T>
+void tileProduct(const ConvGeometry &g, const T *w, const T *col, const T *bias, T *dst, int64_t pixels)
+{
+    const int64_t og = g.og(), k = g.k();
+    if constexpr (std::is_same_v<T, float>) {
+        if (shallowTile(g, pixels))
+            return conv1x1::gemm({og, k, pixels, pixels, g.cols()}, w, col, bias, dst);
+    }
+    if (bias)
+        for (int64_t o = 0; o < og; ++o)
+            std::fill(dst + o * g.cols(), dst + o * g.cols() + pixels, bias[o]);
+    blas::gemm(false, false, og, pixels, k, T(1), w, k, col, pixels, T(bias ? 1 : 0), dst, g.cols());
 }
 
 template <typename T>
@@ -550,19 +589,25 @@ void convTiles(const ConvGeometry &g, const T *x, const T *w, const T *bias, T *
             const int64_t pixels = (band.end - band.begin) * g.w.out;
             T *dst = out + n * g.outC * cols + band.begin * g.w.out;
             im2col(g, x + n * g.in.c * g.in.plane(), 1, band, col, spansW); // serial: nested in the pool
-            if (bias)
-                fillBandBias(g, bias, dst, pixels);
             for (int64_t grp = 0; grp < g.groups; ++grp)
-                blas::gemm(false, false, og, pixels, k, T(1), w + grp * og * k, k, col + grp * k * pixels, pixels,
-                           T(bias ? 1 : 0), dst + grp * og * cols, cols);
+                tileProduct(g, w + grp * og * k, col + grp * k * pixels, bias ? bias + grp * og : nullptr,
+                            dst + grp * og * cols, pixels);
         }
     });
+}
+
+// Shallow products take tiles whenever every thread gets one: the register
+// blocks need neither BLAS's width nor several tiles per thread to balance.
+bool useShallowTiles(const ConvGeometry &g)
+{
+    const int64_t rows = tileRows(g, sizeof(float)), tiles = g.in.n * ceilDiv(g.h.out, rows);
+    return shallowTile(g, rows * g.w.out) && tiles >= numThreads();
 }
 
 template <typename T>
 void im2colConv(const ConvGeometry &g, const T *x, const T *w, const T *bias, T *out, DType dtype)
 {
-    if (useTiles(g, sizeof(T)))
+    if (useTiles(g, sizeof(T)) || (std::is_same_v<T, float> && useShallowTiles(g)))
         return convTiles(g, x, w, bias, out, dtype);
     const int64_t batch = imagesPerGemm(g);
     if (batch > 1)

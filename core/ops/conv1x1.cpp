@@ -136,24 +136,25 @@ struct PixelBlocks {
 struct Task {
     const float *x, *w, *bias;
     float *out;
-    int64_t k, pixels;      // input channels; row length of x and out
+    int64_t k;              // input channels
+    int64_t ldx, ldo;       // row lengths of x and out
     int64_t b0, b1, o0, o1; // pixel blocks and output channels
 };
 
 FUSESCOPE_AVX512 void runTask(const Task &t, const PixelBlocks &blocks)
 {
-    const int64_t count = t.o1 - t.o0, ld = t.pixels;
+    const int64_t count = t.o1 - t.o0;
     const float *w = t.w + t.o0 * t.k, *bias = t.bias ? t.bias + t.o0 : nullptr;
-    float *out = t.out + t.o0 * ld;
+    float *out = t.out + t.o0 * t.ldo;
     for (int64_t b = t.b0; b < t.b1; ++b) {
         const int64_t p0 = blocks.begin(b), n = blocks.end(b) - p0, v = ceilDiv(n, kLanes);
         const int64_t tail = n - (v - 1) * kLanes; // lanes of the last vector, 1..16
         const auto last = static_cast<__mmask16>((1u << tail) - 1u);
         const float *xb = t.x + p0;
         switch (v) { // 2 to 4 vectors: images have at least kMinPixels
-        case 2: rows<2>(w, t.k, xb, ld, bias, out + p0, ld, count, last); break;
-        case 3: rows<3>(w, t.k, xb, ld, bias, out + p0, ld, count, last); break;
-        default: rows<4>(w, t.k, xb, ld, bias, out + p0, ld, count, last); break;
+        case 2: rows<2>(w, t.k, xb, t.ldx, bias, out + p0, t.ldo, count, last); break;
+        case 3: rows<3>(w, t.k, xb, t.ldx, bias, out + p0, t.ldo, count, last); break;
+        default: rows<4>(w, t.k, xb, t.ldx, bias, out + p0, t.ldo, count, last); break;
         }
     }
 }
@@ -191,6 +192,7 @@ void run(const Problem &p, const float *x, const float *w, const float *bias, fl
                          out + (img * p.groups + grp) * p.outC * p.pixels,
                          p.inC,
                          p.pixels,
+                         p.pixels,
                          c * blocks.count / colParts,
                          (c + 1) * blocks.count / colParts,
                          std::min(p.outC, r * rowUnits / rowParts * kRowUnit),
@@ -201,11 +203,24 @@ void run(const Problem &p, const float *x, const float *w, const float *bias, fl
     });
 }
 
+void gemm(const Gemm &g, const float *w, const float *x, const float *bias, float *out)
+{
+    if (g.pixels < kMinPixels)
+        throw std::logic_error("conv1x1::gemm on rows narrower than its blocks");
+    const PixelBlocks blocks(g.pixels);
+    runTask({x, w, bias, out, g.k, g.ldx, g.ldo, 0, blocks.count, 0, g.rows}, blocks);
+}
+
 #else
 
 bool worthIt(const Problem &)
 {
     return false;
+}
+
+void gemm(const Gemm &, const float *, const float *, const float *, float *)
+{
+    throw std::logic_error("conv1x1::gemm without AVX-512 support compiled in");
 }
 
 void run(const Problem &, const float *, const float *, const float *, float *)

@@ -22,4 +22,15 @@ bool worthIt(const Problem &p);
 // w[g*outC + o][c] * x[n][g*inC + c][p]; NCHW and OIHW, contiguous. bias may be null.
 void run(const Problem &p, const float *x, const float *w, const float *bias, float *out);
 
+// The same register blocks as one product on the calling thread, for
+// im2col's column matrices whose depth is too small for BLAS to pay for its
+// packing (a stem's 3 channels by 3x3 taps: 27):
+// out[o * ldo + p] = bias[o] + sum over c < k of w[o * k + c] * x[c * ldx + p], o < rows, p < pixels.
+// pixels must be at least 32 (worthIt's minimum); bias may be null.
+struct Gemm {
+    int64_t rows = 0, k = 0, pixels = 0;
+    int64_t ldx = 0, ldo = 0;
+};
+void gemm(const Gemm &g, const float *w, const float *x, const float *bias, float *out);
+
 } // namespace fusescope::conv1x1
