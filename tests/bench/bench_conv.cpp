@@ -2,7 +2,7 @@
 // ops::conv2d, each beside a plain cblas_sgemm of the same GEMM size
 // (what im2col, packing and the batch loop cost on top of BLAS), its stride-1
 // 3x3 convolutions with Winograd weights transformed beforehand (as compiled
-// code runs them; at BATCH and at 1), then the 1x1 and depthwise convolutions of
+// code runs them; at BATCH and at 1), then 3-channel stems, the 1x1 and depthwise convolutions of
 // MobileNet v2 (and v3-small's depthwise ones; batch 1), the 3x3/2 max pools of
 // SqueezeNet, ResNet and ShuffleNet, RegNetX-400MF's grouped convolutions, the
 // 1x1 convolutions of RegNetX-400MF and MobileNet v3-small with weights of
@@ -102,6 +102,14 @@ void benchPools(Generator &gen, int repeat)
 }
 
 // MobileNet v2's 1x1 convolutions (batch 1): short K or short N, where
+// Stems on 3 input channels (MobileNet v2/v3, EfficientNet, RegNet, ShuffleNet,
+// SqueezeNet's width): a column matrix 27 deep, through the 1x1 register
+// blocks where the CPU has AVX-512.
+constexpr ConvShape kStems[] = {
+    {"stem 3>64 3x3/2", 3, 64, 224, 3, 2}, {"stem 3>32 3x3/2", 3, 32, 224, 3, 2},
+    {"stem 3>24 3x3/2", 3, 24, 224, 3, 2}, {"stem 3>16 3x3/2", 3, 16, 224, 3, 2},
+};
+
 // BLAS runs far below its square-matrix rate.
 constexpr ConvShape kPointwiseV2[] = {
     {"v2 1x1 32>16@112", 32, 16, 112, 1, 1},   {"v2 1x1 16>96@112", 16, 96, 112, 1, 1},
@@ -319,6 +327,7 @@ int main(int argc, char **argv)
     benchPretransformed(gen, repeat, batch);
     benchPretransformed(gen, repeat, 1);
     std::printf("\n%-20s %9s %9s %9s %7s  (batch 1)\n", "conv", "conv ms", "gemm ms", "GFLOP/s", "ratio");
+    benchConvs(gen, repeat, 1, kStems);
     benchConvs(gen, repeat, 1, kPointwiseV2);
     benchDepthwise(gen, repeat);
     benchPools(gen, repeat);
