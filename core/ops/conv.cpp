@@ -343,11 +343,14 @@ template <typename T>
 void gatherRow(T *dst, const T *src, int64_t outW, Span valid, int64_t stride, int64_t offset)
 {
     std::fill(dst, dst + valid.lo, T(0));
+    bool wide = false;
+    if constexpr (std::is_same_v<T, float>)
+        wide = stride == 2 && valid.lo < valid.hi && loops::wideVectors();
     if (stride == 1 && valid.lo < valid.hi) { // contiguous: std::copy becomes memmove
         std::copy(src + valid.lo + offset, src + valid.hi + offset, dst + valid.lo);
-    } else if (std::is_same_v<T, float> && stride == 2 && valid.lo < valid.hi && loops::wideVectors()) {
-        gatherEvenWide(reinterpret_cast<float *>(dst + valid.lo), reinterpret_cast<const float *>(src) + 2 * valid.lo + offset,
-                       valid.hi - valid.lo);
+    } else if (wide) {
+        if constexpr (std::is_same_v<T, float>)
+            gatherEvenWide(dst + valid.lo, src + 2 * valid.lo + offset, valid.hi - valid.lo);
     } else {
         for (int64_t o = valid.lo; o < valid.hi; ++o)
             dst[o] = src[o * stride + offset];
