@@ -2,14 +2,11 @@
 
 #include "core/compiler/fusion_rules.h"
 #include "core/compiler/tracer.h"
-#include "core/ops/loops.h"
 #include "core/ops/pointwise.h"
 #include "core/ops/registry.h"
 #include "core/runtime/threadpool.h"
 
 #include <algorithm>
-#include <span>
-#include <stdexcept>
 #include <set>
 #include <unordered_map>
 
@@ -30,62 +27,6 @@ Tensor arenaView(const Tensor &arena, int64_t byteOffset, const TensorMeta &m)
     impl->numel = numelOf(m.sizes);
     impl->contiguous = true;
     return Tensor(std::move(impl));
-}
-
-// The eager op that an extern kernel or a GEMM anchor runs, reported to
-// observers as an op for the scope's lifetime, as eager mode reports it: a
-// profile of a compiled run shows which ATen ops its kernels call out to.
-class ExternOpScope
-{
-public:
-    ExternOpScope(const OpDef &op, const Args &args, std::span<const Tensor> outs)
-        : m_active(observers::active()), m_args(args), m_outs(outs)
-    {
-        if (!m_active)
-            return;
-        for (const Value &v : args) {
-            if (v.isTensor())
-                m_inputs.push_back(v.toTensor());
-        }
-        m_event = {&op, m_inputs, {}};
-        observers::opBegin(m_event);
-    }
-    ~ExternOpScope()
-    {
-        if (!m_active)
-            return;
-        m_event.cost = m_event.op->estimateCost(m_args, m_outs);
-        observers::opEnd(m_event);
-    }
-    ExternOpScope(const ExternOpScope &) = delete;
-    ExternOpScope &operator=(const ExternOpScope &) = delete;
-
-private:
-    bool m_active;
-    const Args &m_args;
-    std::span<const Tensor> m_outs;
-    std::vector<Tensor> m_inputs;
-    OpEvent m_event;
-};
-
-// A reshape or flatten that cannot alias its input (merging attention's
-// heads read through a transpose) is an extern kernel of its own. The eager
-// op would clone the input into a fresh allocation, which the kernel then
-// copies into its planned buffer; the values go there directly instead, in
-// the input's element order (the planned buffer is contiguous, so it can
-// take the input's shape).
-bool isCopyingReshape(const Node &n, const TensorList &planned)
-{
-    return (n.target == "aten.reshape" || n.target == "aten.flatten") && planned.size() == 1
-        && planned[0].isContiguous() && n.outputs.size() == 1 && n.meta().aliasOf < 0;
-}
-
-void reshapeInto(const Args &args, const Tensor &dst)
-{
-    const Tensor &src = args.at(0).toTensor();
-    if (dst.dtype() != src.dtype() || dst.numel() != src.numel())
-        throw std::logic_error("reshape into a planned buffer of another type or size");
-    loops::copyInto(dst.alias(src.sizes(), contiguousStrides(src.sizes()), dst.offset()), src);
 }
 
 } // namespace
@@ -234,7 +175,7 @@ void Executable::runAnchor(const Kernel &k, State &state) const
     const OpDef &op = OpRegistry::instance().get(k.anchor->target);
     TensorList outs = state.values.at(k.anchor);
     const Args args = state.argsOf(*k.anchor, {});
-    const ExternOpScope scope(op, args, outs);
+    const ObservedOpScope scope(op, args, outs); // an op event, as eager mode reports it
     op.cpu(args, outs);
 }
 
@@ -275,14 +216,8 @@ void Executable::interpret(const Kernel &k, State &state) const
         if ((n == k.anchor || k.kind == KernelKind::Extern) && allPlanned && op.cpu) {
             TensorList outs = planned->second;
             const Args args = argsOf(n);
-            const ExternOpScope scope(op, args, outs);
+            const ObservedOpScope scope(op, args, outs); // an op event, as eager mode reports it
             op.cpu(args, outs); // straight into the planned buffer
-            continue;
-        }
-        if (k.kind == KernelKind::Extern && allPlanned && isCopyingReshape(*n, planned->second)) {
-            const Args args = argsOf(n);
-            const ExternOpScope scope(op, args, planned->second);
-            reshapeInto(args, planned->second[0]);
             continue;
         }
         TensorList result = callOp(op, argsOf(n));

@@ -258,7 +258,7 @@ TensorList runEager(const OpDef &op, const Args &args)
 }
 
 // The op's own kernel, reported as one; views and decomposed ops have none.
-TensorList runObservedKernel(const OpDef &op, const Args &args, OpEvent &event)
+TensorList runObservedKernel(const OpDef &op, const Args &args)
 {
     TensorList outs = allocate(op.shape(args), firstTensorDevice(args));
     KernelEvent kernel;
@@ -266,25 +266,16 @@ TensorList runObservedKernel(const OpDef &op, const Args &args, OpEvent &event)
     kernel.opKernel = true;
     observers::kernelBegin(kernel);
     op.cpu(args, outs);
-    event.cost = op.estimateCost(args, outs);
-    kernel.cost = event.cost;
+    kernel.cost = op.estimateCost(args, outs);
     observers::kernelEnd(kernel);
     return outs;
 }
 
 TensorList runObserved(const OpDef &op, const Args &args)
 {
-    const std::vector<Tensor> inputs = tensorInputs(args);
-    OpEvent event{&op, inputs, {}};
-    observers::opBegin(event);
     TensorList outs;
-    if (op.view || !op.cpu) {
-        outs = runEager(op, args);
-        event.cost = op.estimateCost(args, outs);
-    } else {
-        outs = runObservedKernel(op, args, event);
-    }
-    observers::opEnd(event);
+    const ObservedOpScope scope(op, args, outs);
+    outs = op.view || !op.cpu ? runEager(op, args) : runObservedKernel(op, args);
     return outs;
 }
 
@@ -310,6 +301,24 @@ DispatchTracer *setDispatchTracer(DispatchTracer *tracer)
     DispatchTracer *previous = t_tracer;
     t_tracer = tracer;
     return previous;
+}
+
+ObservedOpScope::ObservedOpScope(const OpDef &op, const Args &args, const TensorList &outs)
+    : m_active(observers::active()), m_args(args), m_outs(outs)
+{
+    if (!m_active)
+        return;
+    m_inputs = tensorInputs(args);
+    m_event = {&op, m_inputs, {}};
+    observers::opBegin(m_event);
+}
+
+ObservedOpScope::~ObservedOpScope()
+{
+    if (!m_active)
+        return;
+    m_event.cost = m_event.op->estimateCost(m_args, m_outs);
+    observers::opEnd(m_event);
 }
 
 TensorList callOp(const OpDef &op, Args args)

@@ -121,6 +121,25 @@ DispatchTracer *setDispatchTracer(DispatchTracer *tracer);
 // shape rule, and then the kernel, the view or the decomposition. Meta
 // inputs give meta outputs without running anything.
 TensorList callOp(const OpDef &op, Args args);
+
+// Reports one run of `op` to observers for the scope's lifetime, the cost
+// estimated from `outs` as they are at its end: callOp's eager runs, and the
+// compiled runtime's extern kernels, which call an op's kernel themselves.
+class ObservedOpScope
+{
+public:
+    ObservedOpScope(const OpDef &op, const Args &args, const TensorList &outs);
+    ~ObservedOpScope();
+    ObservedOpScope(const ObservedOpScope &) = delete;
+    ObservedOpScope &operator=(const ObservedOpScope &) = delete;
+
+private:
+    bool m_active;
+    const Args &m_args;
+    const TensorList &m_outs;
+    std::vector<Tensor> m_inputs;
+    OpEvent m_event;
+};
 TensorList callOp(const std::string &name, Args args);
 Tensor callOp1(const std::string &name, Args args);
 

@@ -3,11 +3,13 @@
 #include "core/ops/views.h"
 
 #include "core/ops/builtin.h"
+#include "core/ops/loops.h"
 #include "core/ops/pointwise.h"
 #include "core/ops/registry.h"
 
 #include <algorithm>
 #include <numeric>
+#include <stdexcept>
 
 namespace fusescope {
 namespace {
@@ -299,11 +301,27 @@ TensorList asStridedOp(const Args &a)
     return {self.alias(size, stride, offset)};
 }
 
-void addView(OpRegistry &r, const char *schema, ViewFn fn)
+// Reshape and flatten copy where their input cannot be viewed in the new
+// shape (merging attention's heads read through a transpose). This kernel
+// writes that copy into a buffer it is given, in the input's element order
+// (the buffer is contiguous, so it takes the input's shape): the compiled
+// runtime hands it the planned buffer, where the view op would clone into a
+// fresh allocation that the runtime then copied again.
+void copyInElementOrder(const Args &a, std::span<Tensor> outs)
+{
+    const Tensor self = self0(a);
+    const Tensor &out = outs[0];
+    if (!out.isContiguous() || out.numel() != self.numel() || out.dtype() != self.dtype())
+        throw std::logic_error("a reshape's copy into a buffer of another size, type or layout");
+    loops::copyInto(out.alias(self.sizes(), contiguousStrides(self.sizes()), out.offset()), self);
+}
+
+void addView(OpRegistry &r, const char *schema, ViewFn fn, KernelFn copy = {})
 {
     OpDef def;
     def.kind = OpKind::View;
     def.view = std::move(fn);
+    def.cpu = std::move(copy);
     r.add(schema, std::move(def));
 }
 
@@ -312,7 +330,7 @@ void addView(OpRegistry &r, const char *schema, ViewFn fn)
 void registerViewOps(OpRegistry &r)
 {
     addView(r, "aten.view(Tensor self, int[] size) -> Tensor", viewOp);
-    addView(r, "aten.reshape(Tensor self, int[] shape) -> Tensor", reshapeOp);
+    addView(r, "aten.reshape(Tensor self, int[] shape) -> Tensor", reshapeOp, copyInElementOrder);
     addView(r, "aten.permute(Tensor self, int[] dims) -> Tensor", permuteOp);
     addView(r, "aten.transpose(Tensor self, int dim0, int dim1) -> Tensor", transposeOp);
     addView(r, "aten.slice(Tensor self, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor", sliceOp);
@@ -321,7 +339,8 @@ void registerViewOps(OpRegistry &r)
     addView(r, "aten.expand(Tensor self, int[] size) -> Tensor", expandOp);
     addView(r, "aten.squeeze(Tensor self, int[]? dim=None) -> Tensor", squeezeOp);
     addView(r, "aten.unsqueeze(Tensor self, int dim) -> Tensor", unsqueezeOp);
-    addView(r, "aten.flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor", flattenOp);
+    addView(r, "aten.flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor", flattenOp,
+            copyInElementOrder);
     addView(r, "aten.as_strided(Tensor self, int[] size, int[] stride, int storage_offset=0) -> Tensor",
             asStridedOp);
 }
