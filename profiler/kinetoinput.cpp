@@ -9,10 +9,15 @@
 #include <simdjson.h>
 #include <zlib.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <stop_token>
+#include <thread>
 
 namespace fusescope::profiler::kineto {
 
@@ -82,7 +87,9 @@ private:
         while (m_z.avail_in > 0) {
             if (m_ended && !restartMember())
                 return;
-            size_t room = kBlock;
+            // Whatever room is left, however little: asking for more would grow
+            // (and copy) a buffer sized right by the hint just for the trailer.
+            size_t room = 1;
             m_z.next_out = reinterpret_cast<unsigned char *>(m_out.appendSpace(room));
             m_z.avail_out = uInt(std::min<size_t>(room, 1u << 30));
             const uInt before = m_z.avail_out;
@@ -120,23 +127,101 @@ private:
     bool m_ended = false;
 };
 
-bool readPlain(std::ifstream &in, uint64_t fileBytes, JsonBuffer &buffer, ImportProgress &progress)
+// Reads bytes [begin, end) of the file into `to` a block at a time, until done
+// or stopped. Returns how many arrived: fewer when the file shrank or a read
+// failed (then `error` is its errno).
+uint64_t readRange(int fd, char *to, uint64_t begin, uint64_t end, int &error, std::stop_token stop = {})
 {
-    buffer.reserve(size_t(fileBytes));
-    while (in) {
-        size_t room = kBlock;
-        char *at = buffer.appendSpace(room);
-        in.read(at, std::streamsize(std::min(room, kBlock)));
-        const size_t n = size_t(in.gcount());
-        if (n == 0)
+    uint64_t at = begin;
+    while (at < end && !stop.stop_requested()) {
+        const ssize_t n = ::pread(fd, to + at, size_t(std::min<uint64_t>(kBlock, end - at)), off_t(at));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            error = errno;
+        if (n <= 0)
             break;
-        buffer.commit(n);
-        progress.reading(buffer.size());
-        if (progress.cancelled())
-            return false;
+        at += uint64_t(n);
     }
-    return true;
+    return at - begin;
 }
+
+class PlainReader
+{
+public:
+    explicit PlainReader(const std::string &path) : m_path(path), m_fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC))
+    {
+        if (m_fd < 0)
+            fail(path, std::string("cannot be read: ") + std::strerror(errno));
+    }
+    ~PlainReader() { ::close(m_fd); }
+    PlainReader(const PlainReader &) = delete;
+    PlainReader &operator=(const PlainReader &) = delete;
+
+    // Most of the time of reading a big file is the kernel faulting in and
+    // filling the fresh buffer's pages: a second thread reads the second half,
+    // so half of that work runs on the other core.
+    bool run(uint64_t fileBytes, JsonBuffer &buffer, ImportProgress &progress)
+    {
+        size_t room = size_t(fileBytes);
+        char *to = buffer.appendSpace(room);
+        const uint64_t half = fileBytes >= kTwoThreadsFrom ? fileBytes / 2 : fileBytes;
+        int error = 0;
+        int helperError = 0;
+        uint64_t secondHalf = 0;
+        std::jthread helper;
+        if (half < fileBytes)
+            helper = std::jthread([&, to](std::stop_token stop) {
+                secondHalf = readRange(m_fd, to, half, fileBytes, helperError, stop);
+            });
+        for (uint64_t first = 0; first < half;) {
+            const uint64_t want = std::min(half - first, uint64_t(kBlock));
+            const uint64_t got = readRange(m_fd, to, first, first + want, error);
+            first += got;
+            if (got < want) // the file shrank, or a read failed
+                fail(m_path, error ? std::string("cannot be read: ") + std::strerror(error)
+                                   : "became shorter while it was read");
+            progress.reading(first * (fileBytes / half)); // the helper keeps pace on its half
+            if (progress.cancelled())
+                return false; // the helper is stopped and joined on the way out
+        }
+        if (helper.joinable())
+            helper.join(); // not `helper = {}`: that would ask it to stop first
+        if (secondHalf < fileBytes - half)
+            fail(m_path, helperError ? std::string("cannot be read: ") + std::strerror(helperError)
+                                     : "became shorter while it was read");
+        buffer.commit(size_t(fileBytes));
+        return readGrowth(buffer, progress);
+    }
+
+private:
+    // A file still being written may have grown since its size was taken.
+    // Reads go to a small chunk first: growing the buffer for the read that
+    // finds the end would copy the whole file once more.
+    bool readGrowth(JsonBuffer &buffer, ImportProgress &progress)
+    {
+        std::vector<char> chunk(64 * 1024);
+        for (;;) {
+            const ssize_t n = ::pread(m_fd, chunk.data(), chunk.size(), off_t(buffer.size()));
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0)
+                fail(m_path, std::string("cannot be read: ") + std::strerror(errno));
+            if (n == 0)
+                return true;
+            size_t room = size_t(n);
+            std::memcpy(buffer.appendSpace(room), chunk.data(), size_t(n));
+            buffer.commit(size_t(n));
+            progress.reading(buffer.size());
+            if (progress.cancelled())
+                return false;
+        }
+    }
+
+    static constexpr uint64_t kTwoThreadsFrom = 4 * kBlock;
+    const std::string &m_path;
+    const int m_fd;
+};
 
 } // namespace
 
@@ -206,7 +291,9 @@ bool readJsonFile(const std::string &path, JsonBuffer &buffer, ImportProgress &p
         GzipReader reader(path, in, buffer);
         done = reader.run(progress);
     } else {
-        done = readPlain(in, fileBytes, buffer, progress);
+        in.close();
+        PlainReader reader(path);
+        done = reader.run(fileBytes, buffer, progress);
     }
     buffer.finish();
     return done;

@@ -51,7 +51,7 @@ struct ArgsScan {
     std::string_view labels; // metadata: process labels
     bool hasSort = false;
     int64_t sortIndex = 0;
-    std::vector<std::pair<std::string_view, double>> numbers; // for counters
+    std::vector<std::pair<std::string_view, std::string_view>> numbers; // key and number text, for counters
     std::string extra;
 
     // Keeps the two buffers' capacity from event to event.
@@ -275,6 +275,10 @@ private:
     bool parseEvents(od::array events)
     {
         m_inEvents = true;
+        // Kineto writes 200-600 bytes an event: one guess spares the copies of
+        // a growing vector (the pages are touched only as events arrive).
+        m_state.events.reserve(m_state.events.size() + m_buffer.size() / 256);
+        m_state.args.reserve(m_state.args.size() + m_buffer.size() / 512);
         for (auto element : events) {
             od::value value = element.value();
             m_eventStart = value.current_location().value();
@@ -302,32 +306,46 @@ private:
         m_args.clear();
         for (auto result : object) {
             od::field field = take(std::move(result));
-            readField(field.unescaped_key().value(), field.value());
+            readField(readKey(field), field.value());
         }
+    }
+
+    // A key as the file has it when it has no escape (nearly always): a view
+    // into the buffer, where unescaped_key() would copy every key of the file
+    // into simdjson's string buffer. Stage 1 has checked the string is closed.
+    static std::string_view readKey(od::field &field)
+    {
+        const char *begin = field.key().raw();
+        const char *p = begin;
+        while (*p != '"' && *p != '\\' && static_cast<unsigned char>(*p) >= 0x20)
+            ++p;
+        if (*p == '"')
+            return {begin, size_t(p - begin)};
+        return take(field.unescaped_key());
     }
 
     void readField(std::string_view key, od::value &v)
     {
-        if (key == "ph") {
+        if (equals(key, "ph")) {
             const std::string_view ph = readString(v, "ph");
             m_ev.ph = ph.empty() ? 0 : ph.front();
-        } else if (key == "cat")
+        } else if (equals(key, "cat"))
             m_ev.cat = readString(v, "cat");
-        else if (key == "name")
+        else if (equals(key, "name"))
             m_ev.name = readString(v, "name");
-        else if (key == "pid")
+        else if (equals(key, "pid"))
             m_ev.pid = readIdText(v, "pid");
-        else if (key == "tid")
+        else if (equals(key, "tid"))
             m_ev.tid = readIdText(v, "tid");
-        else if (key == "ts")
+        else if (equals(key, "ts"))
             m_ev.hasTs = readTime(v, "ts", m_ev.ts);
-        else if (key == "dur")
+        else if (equals(key, "dur"))
             m_ev.hasDur = readTime(v, "dur", m_ev.dur);
-        else if (key == "id")
+        else if (equals(key, "id"))
             m_ev.id = readIdText(v, "id");
-        else if (key == "bp")
+        else if (equals(key, "bp"))
             m_ev.bp = readString(v, "bp");
-        else if (key == "args")
+        else if (equals(key, "args"))
             readArgs(v);
         else
             validate(v);
@@ -336,9 +354,27 @@ private:
     std::string_view readString(od::value &v, const char *key)
     {
         std::string_view s;
-        if (v.get_string().get(s))
-            failEvent(std::string("\"") + key + "\" is not a string");
+        if (!stringValue(v, s))
+            failEvent(trimRight(v.raw_json_token()).starts_with('"')
+                          ? std::string("invalid JSON: the string of \"") + key + "\" has a bad escape"
+                          : std::string("\"") + key + "\" is not a string");
         return s;
+    }
+
+    // A string without escapes is a view into the buffer: stage 1 has checked
+    // its UTF-8 and control characters, and nothing needs copying. Others are
+    // unescaped by simdjson, which checks the escapes.
+    static bool stringValue(od::value &v, std::string_view &out)
+    {
+        const std::string_view raw = trimRight(v.raw_json_token());
+        if (raw.size() < 2 || raw.front() != '"')
+            return false;
+        const std::string_view inner = raw.substr(1, raw.size() - 2);
+        if (raw.back() == '"' && inner.find('\\') == std::string_view::npos) {
+            out = inner;
+            return true;
+        }
+        return !v.get_string().get(out);
     }
 
     // pid, tid and flow ids: a number or a string, compared as text.
@@ -360,9 +396,10 @@ private:
         if (v.type().value() != od::json_type::number)
             failEvent(std::string("\"") + key + "\" is not a number");
         const std::string_view raw = trimRight(v.raw_json_token());
-        checkScalar(raw);
-        if (!microsTextToNs(raw, ns))
+        if (!microsTextToNs(raw, ns)) { // it checks the number's grammar too
+            checkScalar(raw);
             failEvent(std::string("\"") + key + "\" is out of range");
+        }
         return true;
     }
 
@@ -374,7 +411,7 @@ private:
             failEvent("\"args\" is not a JSON object");
         for (auto result : v.get_object()) {
             od::field field = take(std::move(result));
-            const std::string_view key = field.unescaped_key().value();
+            const std::string_view key = readKey(field);
             readArg(key, field.value());
         }
         if (!m_args.extra.empty())
@@ -388,8 +425,8 @@ private:
         const od::json_type type = v.type().value();
         if (type == od::json_type::array || type == od::json_type::object) {
             const std::string_view raw = walkRaw(v);
-            int32_t(&dims)[3] = key == "grid" ? m_args.args.grid : m_args.args.block;
-            if ((key == "grid" || key == "block") && parseDims(raw, dims))
+            int32_t(&dims)[3] = equals(key, "grid") ? m_args.args.grid : m_args.args.block;
+            if ((equals(key, "grid") || equals(key, "block")) && parseDims(raw, dims))
                 m_args.known = true;
             else
                 appendExtra(key, raw);
@@ -403,9 +440,9 @@ private:
             return;
         }
         if (type == od::json_type::number) {
-            noteNumber(key, raw);
+            m_args.numbers.emplace_back(key, raw);
             readNumberArg(key, raw);
-        } else if (type == od::json_type::string && (key == "name" || key == "labels" || key == "Addr")) {
+        } else if (type == od::json_type::string && (equals(key, "name") || equals(key, "labels") || equals(key, "Addr"))) {
             readStringArg(key, v);
         }
         appendExtra(key, raw);
@@ -422,13 +459,13 @@ private:
     bool readEventArg(std::string_view key, std::string_view raw)
     {
         EventArgs &a = m_args.args;
-        if (key == "correlation")
+        if (equals(key, "correlation"))
             return parseInt(raw, a.correlation);
-        if (key == "External id" || key == "external id")
+        if (equals(key, "External id") || equals(key, "external id"))
             return parseInt(raw, a.externalId);
-        if (key == "device")
+        if (equals(key, "device"))
             return parseInt(raw, a.device);
-        if (key == "stream")
+        if (equals(key, "stream"))
             return parseInt(raw, a.stream);
         return false;
     }
@@ -436,11 +473,11 @@ private:
     void readStringArg(std::string_view key, od::value &v)
     {
         std::string_view text;
-        if (v.get_string().get(text))
+        if (!stringValue(v, text))
             return;
-        if (key == "name")
+        if (equals(key, "name"))
             m_args.name = text;
-        else if (key == "labels")
+        else if (equals(key, "labels"))
             m_args.labels = text;
         else
             parseAddress(text, m_args.address);
@@ -448,30 +485,22 @@ private:
 
     void readNumberArg(std::string_view key, std::string_view raw)
     {
-        if (key == "bytes")
+        if (equals(key, "bytes"))
             std::from_chars(raw.data(), raw.data() + raw.size(), m_args.bytes);
-        else if (key == "Bytes")
+        else if (equals(key, "Bytes"))
             parseInt(raw, m_args.memBytes);
-        else if (key == "Total Allocated")
+        else if (equals(key, "Total Allocated"))
             parseInt(raw, m_args.totalAllocated);
-        else if (key == "Total Reserved")
+        else if (equals(key, "Total Reserved"))
             parseInt(raw, m_args.totalReserved);
-        else if (key == "Device Id")
+        else if (equals(key, "Device Id"))
             parseInt(raw, m_args.deviceId);
-        else if (key == "Device Type")
+        else if (equals(key, "Device Type"))
             parseInt(raw, m_args.deviceType);
-        else if (key == "Addr")
+        else if (equals(key, "Addr"))
             parseAddress(raw, m_args.address);
-        else if (key == "sort_index")
+        else if (equals(key, "sort_index"))
             m_args.hasSort = parseInt(raw, m_args.sortIndex);
-    }
-
-    void noteNumber(std::string_view key, std::string_view raw)
-    {
-        double value = 0;
-        const auto [p, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), value);
-        if (ec == std::errc() && p == raw.data() + raw.size())
-            m_args.numbers.emplace_back(key, value);
     }
 
     // ---- what each phase makes ----
@@ -498,7 +527,19 @@ private:
         }
     }
 
+    // Neighbouring events are mostly on one thread: the last track is kept.
     uint16_t track()
+    {
+        if (m_hasLastTrack && m_ev.pid == m_lastPid && m_ev.tid == m_lastTid)
+            return m_lastTrack;
+        m_lastTrack = findTrack();
+        m_lastPid = m_ev.pid;
+        m_lastTid = m_ev.tid;
+        m_hasLastTrack = true;
+        return m_lastTrack;
+    }
+
+    uint16_t findTrack()
     {
         std::string key = trackKey(m_file, m_ev.pid, m_ev.tid);
         if (auto it = m_state.trackIndex.find(key); it != m_state.trackIndex.end())
@@ -545,7 +586,7 @@ private:
             m_args.known = true;
         }
         e.args = takeArgs();
-        if (isGpuKind(e.kind) || m_ev.cat == "gpu_user_annotation")
+        if (isGpuKind(e.kind) || equals(m_ev.cat, "gpu_user_annotation"))
             markGpu(e.track.value);
         return e;
     }
@@ -612,7 +653,7 @@ private:
 
     void addInstant()
     {
-        if (m_ev.name == "[memory]")
+        if (equals(m_ev.name, "[memory]"))
             return addMemory();
         pushEvent(makeEvent(m_ev.ts, 0));
     }
@@ -634,7 +675,11 @@ private:
 
     void addCounter()
     {
-        for (const auto &[key, value] : m_args.numbers) {
+        for (const auto &[key, text] : m_args.numbers) {
+            double value = 0;
+            const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+            if (ec != std::errc() || p != text.data() + text.size())
+                continue;
             const std::string name = key == m_ev.name ? std::string(m_ev.name)
                                                       : std::string(m_ev.name) + " · " + std::string(key);
             m_state.counters.push_back({m_ev.ts, value, counterSeries(name)});
@@ -658,7 +703,7 @@ private:
         f.ts = m_ev.ts;
         f.track = track();
         f.order = static_cast<uint32_t>(m_state.flowEnds.size());
-        f.enclosing = m_ev.ph != 'f' || m_ev.bp == "e";
+        f.enclosing = m_ev.ph != 'f' || equals(m_ev.bp, "e");
         f.phase = m_ev.ph;
         f.file = m_file;
         m_state.flowEnds.push_back(f);
@@ -707,6 +752,10 @@ private:
     const char *m_eventStart = nullptr;
     RawEvent m_ev;
     ArgsScan m_args;
+    bool m_hasLastTrack = false;
+    uint16_t m_lastTrack = 0;
+    std::string_view m_lastPid;
+    std::string_view m_lastTid;
     int64_t m_lastTs = std::numeric_limits<int64_t>::min();
     std::unordered_map<std::string_view, StringId> m_names; // views into the parser's string buffer
     std::unordered_map<uint16_t, std::vector<Event>> m_open;  // B events per track, innermost last

@@ -4,6 +4,7 @@
 
 #include "profiler/kinetoimport.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstring>
@@ -81,13 +82,6 @@ bool validScalar(std::string_view s)
     }
 }
 
-std::string_view trimRight(std::string_view s)
-{
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t'))
-        s.remove_suffix(1);
-    return s;
-}
-
 // "0x7f3a…", "140…" or a JSON number.
 bool parseAddress(std::string_view text, uint64_t &out)
 {
@@ -120,6 +114,13 @@ bool parseDims(std::string_view text, int32_t (&dims)[3])
 void appendJsonString(std::string &out, std::string_view s)
 {
     out.push_back('"');
+    // Keys and values rarely need an escape: the text goes in whole.
+    const auto plain = [](char c) { return c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20; };
+    if (std::all_of(s.begin(), s.end(), plain)) {
+        out.append(s);
+        out.push_back('"');
+        return;
+    }
     for (const char c : s) {
         if (c == '"' || c == '\\')
             out.push_back('\\');
@@ -175,51 +176,68 @@ CopyKind copyKindOf(std::string_view name)
 
 FlowKind flowKindOf(std::string_view cat, std::string_view name)
 {
-    if (cat == "ac2g" || (cat == "async" && name == "launch") || cat == "launch")
+    if (equals(cat, "ac2g") || (equals(cat, "async") && equals(name, "launch")) || equals(cat, "launch"))
         return FlowKind::Launch;
-    return cat == "fwdbwd" ? FlowKind::ForwardBackward : FlowKind::User;
+    return equals(cat, "fwdbwd") ? FlowKind::ForwardBackward : FlowKind::User;
 }
 
 namespace {
+
+bool isDigit(char c)
+{
+    return static_cast<unsigned char>(c - '0') < 10;
+}
 
 // Exponent forms are rare (no profiler writes them); they go through double.
 bool exponentMicrosToNs(std::string_view text, int64_t &ns)
 {
     double us = 0;
     const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), us);
-    if (ec != std::errc() || p != text.data() + text.size() || !std::isfinite(us) || std::fabs(us) > 9.2e15)
+    if (!validNumber(text) || ec != std::errc() || p != text.data() + text.size() || !std::isfinite(us)
+        || std::fabs(us) > 9.2e15)
         return false;
     ns = std::llround(us * 1000.0);
     return true;
 }
 
+// The first three fraction digits are the ns; a fourth of 5 or more rounds up.
+int64_t fractionNs(const char *digits, size_t count)
+{
+    int64_t sub = 0;
+    for (size_t i = 0; i < 3; ++i)
+        sub = sub * 10 + (i < count ? digits[i] - '0' : 0);
+    return sub + (count > 3 && digits[3] >= '5');
+}
+
 } // namespace
 
+// One pass over the text, in JSON's number grammar: the time fields are the
+// most frequent numbers of a trace.
 bool microsTextToNs(std::string_view text, int64_t &ns)
 {
-    if (text.find_first_of("eE") != std::string_view::npos)
-        return exponentMicrosToNs(text, ns);
-    const bool negative = !text.empty() && text.front() == '-';
-    if (negative)
-        text.remove_prefix(1);
-    const size_t dot = text.find('.');
-    const std::string_view whole = text.substr(0, dot);
-    const std::string_view fraction = dot == std::string_view::npos ? std::string_view{} : text.substr(dot + 1);
+    const char *p = text.data();
+    const char *end = p + text.size();
+    const bool negative = p != end && *p == '-';
+    p += negative;
+    const char *whole = p;
+    while (p != end && isDigit(*p))
+        ++p;
     int64_t us = 0;
-    if (whole.empty() || !parseInt(whole, us) || (dot != std::string_view::npos && fraction.empty()))
+    if (p == whole || (*whole == '0' && p - whole > 1) || !parseInt(std::string_view(whole, size_t(p - whole)), us))
         return false;
-    int64_t sub = 0; // the first three fraction digits: ns
-    for (size_t i = 0; i < fraction.size(); ++i) {
-        if (fraction[i] < '0' || fraction[i] > '9')
+    int64_t sub = 0;
+    if (p != end && *p == '.') {
+        const char *fraction = ++p;
+        while (p != end && isDigit(*p))
+            ++p;
+        if (p == fraction)
             return false;
-        if (i < 3)
-            sub = sub * 10 + (fraction[i] - '0');
+        sub = fractionNs(fraction, size_t(p - fraction));
     }
-    for (size_t i = fraction.size(); i < 3; ++i)
-        sub *= 10;
-    sub += fraction.size() > 3 && fraction[3] >= '5'; // half a ns or more rounds up
+    if (p != end && (*p == 'e' || *p == 'E'))
+        return exponentMicrosToNs(text, ns);
     int64_t result = 0;
-    if (__builtin_mul_overflow(us, int64_t(1000), &result) || __builtin_add_overflow(result, sub, &result))
+    if (p != end || __builtin_mul_overflow(us, int64_t(1000), &result) || __builtin_add_overflow(result, sub, &result))
         return false;
     ns = negative ? -result : result;
     return true;

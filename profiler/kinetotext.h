@@ -11,7 +11,21 @@
 
 namespace fusescope::profiler::kineto {
 
-std::string_view trimRight(std::string_view s);
+// simdjson's raw tokens run to the next structural character, whitespace and all.
+inline std::string_view trimRight(std::string_view s)
+{
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t'))
+        s.remove_suffix(1);
+    return s;
+}
+
+// Equality with a literal whose length the compiler knows, so the comparison
+// is inlined (string_view's operator== calls memcmp, a third of the key tests).
+template <size_t N>
+inline bool equals(std::string_view s, const char (&literal)[N])
+{
+    return s.size() == N - 1 && __builtin_memcmp(s.data(), literal, N - 1) == 0;
+}
 
 template <typename Int>
 bool parseInt(std::string_view text, Int &out)

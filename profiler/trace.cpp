@@ -1,21 +1,77 @@
 #include "profiler/trace.h"
 
+#include <algorithm>
+#include <functional>
+
 namespace fusescope::profiler {
+
+namespace {
+
+uint32_t hash32(std::string_view s)
+{
+    const size_t h = std::hash<std::string_view>{}(s);
+    return uint32_t(h ^ (h >> 32));
+}
+
+} // namespace
 
 StringId StringTable::intern(std::string_view s)
 {
     if (s.empty())
         return StringId(0);
-    if (m_index.empty()) {
+    if (m_slots.empty()) { // the first intern indexes what push() added
+        growIndex();
         for (uint32_t i = 1; i < m_strings.size(); ++i)
-            m_index.emplace(m_strings[i], i);
+            index(i);
     }
-    if (auto it = m_index.find(s); it != m_index.end())
-        return StringId(it->second);
+    const uint32_t h = hash32(s);
+    const size_t mask = m_slots.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        const uint64_t slot = m_slots[i];
+        if (slot == 0)
+            break;
+        if (uint32_t(slot >> 32) == h && m_strings[uint32_t(slot)] == s)
+            return StringId(uint32_t(slot));
+    }
     const auto id = static_cast<uint32_t>(m_strings.size());
     m_strings.emplace_back(s);
-    m_index.emplace(m_strings.back(), id);
+    index(id);
     return StringId(id);
+}
+
+// Adds an id; an equal string already indexed keeps its id.
+void StringTable::index(uint32_t id)
+{
+    if ((m_indexed + 1) * 2 > m_slots.size())
+        growIndex();
+    const std::string &s = m_strings[id];
+    const uint32_t h = hash32(s);
+    const size_t mask = m_slots.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        const uint64_t slot = m_slots[i];
+        if (slot == 0) {
+            m_slots[i] = uint64_t(h) << 32 | id;
+            ++m_indexed;
+            return;
+        }
+        if (uint32_t(slot >> 32) == h && m_strings[uint32_t(slot)] == s)
+            return;
+    }
+}
+
+void StringTable::growIndex()
+{
+    std::vector<uint64_t> old(std::max<size_t>(64, m_slots.size() * 2));
+    old.swap(m_slots);
+    const size_t mask = m_slots.size() - 1;
+    for (const uint64_t slot : old) {
+        if (slot == 0)
+            continue;
+        size_t i = (slot >> 32) & mask;
+        while (m_slots[i] != 0)
+            i = (i + 1) & mask;
+        m_slots[i] = slot;
+    }
 }
 
 void TraceCollector::beginRun(const RunInfo &info)

@@ -5,7 +5,6 @@
 #include "core/compiler/compile.h"
 #include "profiler/events.h"
 
-#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,8 +26,15 @@ public:
     StringId intern(std::string_view s);
 
 private:
+    void index(uint32_t id);
+    void growIndex();
+
     std::vector<std::string> m_strings;
-    std::map<std::string, uint32_t, std::less<>> m_index;
+    // Open addressing over ids, so a copied table's index stays right: each
+    // slot is 0 (empty) or the string's 32-bit hash above its id. Interning
+    // is most of an import's work per event (every args JSON is interned).
+    std::vector<uint64_t> m_slots;
+    size_t m_indexed = 0;
 };
 
 // The compile stages, code and fusion decisions a compiled run carries.

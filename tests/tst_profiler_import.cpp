@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
@@ -232,7 +233,10 @@ private slots:
     void damagedFiles();
     void badInputNamesFileAndOffset_data();
     void badInputNamesFileAndOffset();
+    void cancelFromProgress_data();
     void cancelFromProgress();
+    void plainAndGzipImportAlike();
+    void escapedKeysAndStrings();
     void bareArrayOfEveryPhase();
     void fractionalMicrosAreExact();
     void unfinishedRangeMarksRunIncomplete();
@@ -368,6 +372,12 @@ void TestProfilerImport::badInputNamesFileAndOffset_data()
     QTest::newRow("bad number") << QByteArray(R"([{"ph":"X","name":"a","ts":12,"dur":1,"args":{"x":1x2}}])")
                                 << "invalid JSON";
     QTest::newRow("trailing") << QByteArray(R"([] [])") << "after the trace";
+    QTest::newRow("ts with a leading zero") << QByteArray(R"([{"ph":"X","name":"a","ts":012,"dur":1}])")
+                                            << "invalid JSON value in event 0";
+    QTest::newRow("dur cut at the dot") << QByteArray(R"([{"ph":"X","name":"a","ts":12,"dur":1.}])")
+                                        << "invalid JSON";
+    QTest::newRow("bad escape in a name") << QByteArray(R"([{"ph":"X","name":"a\qb","ts":12,"dur":1}])")
+                                          << "invalid JSON";
 }
 
 void TestProfilerImport::badInputNamesFileAndOffset()
@@ -387,10 +397,18 @@ void TestProfilerImport::badInputNamesFileAndOffset()
     }
 }
 
-// Plain JSON of 15 MB, so reports come during both reading and parsing; the
-// cancel comes in the parsing half.
+void TestProfilerImport::cancelFromProgress_data()
+{
+    QTest::addColumn<bool>("whileReading");
+    QTest::newRow("while reading") << true;
+    QTest::newRow("while parsing") << false;
+}
+
+// Plain JSON of 15 MB (read by two threads), so reports come during both
+// reading and parsing; the cancel comes in the half the row says.
 void TestProfilerImport::cancelFromProgress()
 {
+    QFETCH(bool, whileReading);
     const std::string source = kinetoPath(kTraces[4].file);
     if (!QFile::exists(QString::fromStdString(source)))
         QSKIP("the shared test data is not here");
@@ -405,12 +423,53 @@ void TestProfilerImport::cancelFromProgress()
         QVERIFY(done <= total && done >= last);
         last = done;
         ++reports;
-        if (done > total / 2 && done < total)
+        if (whileReading ? done > total / 8 && done < total / 2 : done > total / 2 && done < total)
             cancel = true;
     };
     QVERIFY(!importKineto({path}, control).has_value());
     QVERIFY(cancel);
-    QVERIFY2(reports >= 8, qPrintable(QString::number(reports)));
+    QVERIFY2(reports >= (whileReading ? 2 : 8), qPrintable(QString::number(reports)));
+    QVERIFY2(!whileReading || last < uint64_t(std::filesystem::file_size(path)) / 2, qPrintable(QString::number(last)));
+}
+
+// The 15 MB trace decompressed: read as plain JSON by two threads, it must
+// give what the streamed gzip gives, event for event.
+void TestProfilerImport::plainAndGzipImportAlike()
+{
+    const std::string source = kinetoPath(kTraces[4].file);
+    if (!QFile::exists(QString::fromStdString(source)))
+        QSKIP("the shared test data is not here");
+    const std::string path = tmpPath("plain.json");
+    writeBytes(path, readText(source));
+    const Trace packed = importOne(source);
+    const Trace plain = importOne(path);
+    const Run &a = packed.runs.at(0);
+    const Run &b = plain.runs.at(0);
+    QCOMPARE(b.events.size(), a.events.size());
+    QCOMPARE(b.flows.size(), a.flows.size());
+    for (size_t i = 0; i < a.events.size(); ++i) {
+        QCOMPARE(b.events[i].start, a.events[i].start);
+        QCOMPARE(b.events[i].duration, a.events[i].duration);
+        QCOMPARE(plain.strings[b.events[i].name], packed.strings[a.events[i].name]);
+    }
+}
+
+// Keys and values with escapes go through simdjson's unescaping; the rest are
+// read in place. Both must mean the same.
+void TestProfilerImport::escapedKeysAndStrings()
+{
+    const std::string path = tmpPath("escaped.json");
+    writeBytes(path, R"([
+        {"ph":"X","cat":"cpu_op","n\u0061me":"say \"hi\"\n","pid":1,"tid":1,"ts":10,"dur":2,
+         "args":{"tag\tname":"a\\b","plain":"x"}},
+        {"ph":"X","cat":"cpu_op","name":"say \"hi\"\n","pid":1,"tid":1,"ts":20,"dur":3}])");
+    const Trace trace = importOne(path);
+    const Run &run = trace.runs.at(0);
+    QCOMPARE(run.events.size(), size_t(2));
+    QCOMPARE(run.events[0].name, run.events[1].name);
+    QCOMPARE(trace.strings[run.events[0].name], std::string("say \"hi\"\n"));
+    QCOMPARE(trace.strings[argsOf(run, run.events[0])->extra],
+             std::string(R"({"tag\u0009name":"a\\b","plain":"x"})"));
 }
 
 void TestProfilerImport::bareArrayOfEveryPhase()

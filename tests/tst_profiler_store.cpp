@@ -524,6 +524,34 @@ private slots:
         QCOMPARE(meta.commandLine, givenMeta().commandLine);
     }
 
+    // Open addressing over ids: equal strings share an id through the index's
+    // growth, a copy's index finds the copy's strings, and the first intern
+    // indexes what push() appended.
+    void stringTableInterns()
+    {
+        StringTable table;
+        QCOMPARE(table.intern("").value, 0u);
+        std::vector<StringId> ids;
+        for (int i = 0; i < 5000; ++i)
+            ids.push_back(table.intern("kernel_" + std::to_string(i)));
+        QCOMPARE(table.size(), size_t(5001));
+        for (int i = 0; i < 5000; ++i) {
+            QCOMPARE(table.intern("kernel_" + std::to_string(i)).value, ids[size_t(i)].value);
+            QCOMPARE(table[ids[size_t(i)]], "kernel_" + std::to_string(i));
+        }
+        StringTable copy = table;
+        table = StringTable();
+        QCOMPARE(copy.intern("kernel_4999").value, ids.back().value);
+        QCOMPARE(copy.intern("new").value, 5001u);
+
+        StringTable read;
+        read.push("a");
+        read.push("b");
+        QCOMPARE(read.intern("b").value, 2u);
+        QCOMPARE(read.intern("c").value, 3u);
+        QCOMPARE(read.intern("a").value, 1u);
+    }
+
     void runsAreListedWithoutLoading()
     {
         QTemporaryDir dir;
