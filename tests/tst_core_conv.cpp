@@ -345,6 +345,8 @@ private slots:
             // Wide rows: many windows between the two edge ones.
             {"k3 s2 ceil wide", {{1, 3, 23, 61}, {3, 3}, {2, 2}, {0, 0}, {1, 1}, true, true}},
             {"k3 s2 p1 wide", {{2, 2, 12, 70}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false, true}},
+            {"k3 s2 p1 ceil odd", {{1, 3, 15, 33}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, true, true}},
+            {"k3 s2 p0 ceil even", {{1, 2, 16, 34}, {3, 3}, {2, 2}, {0, 0}, {1, 1}, true, true}},
             {"k3 s3 p1 wide", {{1, 2, 17, 50}, {3, 3}, {3, 3}, {1, 1}, {1, 1}, false, true}},
             {"k5 s1 p2 wide", {{1, 2, 9, 45}, {5, 5}, {1, 1}, {2, 2}, {1, 1}, false, true}},
         };
@@ -422,6 +424,15 @@ private slots:
         QCOMPARE(y.size(), size_t(2));
         QVERIFY(!std::signbit(y[0])); // window +0 -0 / -0 +0
         QVERIFY(std::signbit(y[1]));  // window -0 +0 / -1 -1: the first zero is -0
+        // 3x3 stride 2 (its own kernel on AVX-512): the first zero in row-major
+        // order, though a column-first reduction would meet the other first.
+        for (const double first : {0.0, -0.0}) {
+            const Tensor w = fromVector({-1.0, first, -1.0, -first, -1.0, -1.0, -1.0, -1.0, -1.0}, {1, 1, 3, 3},
+                                        DType::F32);
+            const std::vector<double> z = ops::maxPool2d(w, {3, 3}, {2, 2}).toDoubleVector();
+            QCOMPARE(z.size(), size_t(1));
+            QCOMPARE(std::signbit(z[0]), std::signbit(first));
+        }
     }
 
     void adaptiveAvgPool_data()

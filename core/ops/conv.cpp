@@ -7,6 +7,7 @@
 
 #include "core/ops/builtin.h"
 #include "core/ops/conv1x1.h"
+#include "core/ops/maxpool3s2.h"
 #include "core/ops/depthwise.h"
 #include "core/ops/linalg.h"
 #include "core/ops/loops.h"
@@ -1335,12 +1336,38 @@ void maxTap3(C *__restrict acc, const C *__restrict a, const C *__restrict b, co
             acc[k] = maxNan(maxNan(maxNan(acc[k], a[k]), b[k]), c[k]);
 }
 
+bool isMaxPool3x3s2(const PoolGeometry &g)
+{
+    for (const Axis &a : {g.h, g.w}) {
+        if (a.kernel != 3 || a.stride != 2 || a.dilation != 1)
+            return false;
+    }
+    return maxpool3s2::available();
+}
+
+// ResNet's, SqueezeNet's, DenseNet's and ShuffleNet's pools a row at a time:
+// the phased plane below cost SqueezeNet's first pool 0.47 ms (8 GB/s).
+void maxPool3x3s2(const PoolGeometry &g, const float *x, float *out)
+{
+    const maxpool3s2::Plane plane{g.in.h, g.in.w, g.h.out, g.w.out, g.h.pad, g.w.pad};
+    const int64_t outPlane = g.h.out * g.w.out;
+    parallelFor(0, g.in.n * g.in.c, planeGrain(g.in.plane() + outPlane), [&](int64_t p0, int64_t p1) {
+        std::vector<float> scratch = maxpool3s2::scratch(plane);
+        for (int64_t p = p0; p < p1; ++p)
+            maxpool3s2::pool(plane, x + p * g.in.plane(), out + p * outPlane, scratch);
+    });
+}
+
 // Through the phased plane, as depthwise convolution, with the padding read
 // as the lowest value: each tap is one contiguous loop over the plane instead
 // of a strided one per output row.
 template <typename T>
 void maxPool(const PoolGeometry &g, const Tensor &x, const Tensor &out)
 {
+    if constexpr (std::is_same_v<T, float>) {
+        if (isMaxPool3x3s2(g))
+            return maxPool3x3s2(g, x.data<float>(), out.data<float>());
+    }
     using C = compute_t<T>;
     const C lowest = std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity()
                                                           : std::numeric_limits<C>::lowest();
