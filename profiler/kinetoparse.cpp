@@ -1,20 +1,23 @@
-// One Kineto / Chrome trace-event document → pending records, walked once with
+// One Kineto / Chrome trace-event document → read events, walked once with
 // simdjson On Demand, so no tree of the file is ever built. Fields are read in
-// the order the file has them; an event's meaning (phase, category) is decided
-// after its last field.
+// the order the file has them; what an event makes is decided after its last
+// field, by the builder (kinetoevents.cpp), which for big files runs on a
+// second thread while the walk goes on.
 
-#include "profiler/kinetoimport.h"
+#include "profiler/kinetoread.h"
 #include "profiler/kinetotext.h"
 
 #include "core/tensor/tensor.h"
 
 #include <simdjson.h>
 
-#include <cctype>
-#include <charconv>
-#include <cmath>
+#include <condition_variable>
 #include <cstring>
-#include <limits>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
 
 namespace fusescope::profiler::kineto {
 
@@ -35,62 +38,125 @@ T take(simdjson::simdjson_result<T> &&result)
     return out;
 }
 
-// What an event's "args" holds: the fields EventArgs has, what memory,
-// metadata and counter events need, and the rest as a JSON object.
-struct ArgsScan {
-    EventArgs args;
-    bool known = false; // any EventArgs field was set
-    double bytes = 0;
-    int64_t memBytes = 0;
-    int64_t totalAllocated = -1;
-    int64_t totalReserved = -1;
-    int64_t deviceId = -1;
-    int64_t deviceType = -1;
-    uint64_t address = 0;
-    std::string_view name;   // metadata: process or thread name
-    std::string_view labels; // metadata: process labels
-    bool hasSort = false;
-    int64_t sortIndex = 0;
-    std::vector<std::pair<std::string_view, std::string_view>> numbers; // key and number text, for counters
-    std::string extra;
-
-    // Keeps the two buffers' capacity from event to event.
-    void clear()
+// Hands batches of read events to the builder, in order. For a big file the
+// builder runs on a second thread, so its work (a third of parsing) overlaps
+// the walk; otherwise it builds each batch as it is handed over.
+class BuilderPipe
+{
+public:
+    BuilderPipe(EventBuilder &builder, bool threaded) : m_builder(builder), m_filling(std::make_unique<ReadBatch>())
     {
-        args = EventArgs{};
-        known = false;
-        bytes = 0;
-        memBytes = 0;
-        totalAllocated = totalReserved = deviceId = deviceType = -1;
-        address = 0;
-        name = labels = {};
-        hasSort = false;
-        sortIndex = 0;
-        numbers.clear();
-        extra.clear();
+        if (threaded)
+            m_thread = std::thread([this] { work(); });
     }
+    ~BuilderPipe() { stop(); }
+    BuilderPipe(const BuilderPipe &) = delete;
+    BuilderPipe &operator=(const BuilderPipe &) = delete;
+
+    ReadBatch &batch() { return *m_filling; }
+
+    // The batch being filled goes to the builder. Rethrows the builder's
+    // error, which is about an event before any still being read.
+    void submit()
+    {
+        if (!m_thread.joinable()) {
+            m_builder.add(*m_filling);
+            m_filling->clear();
+            return;
+        }
+        std::unique_lock lock(m_mutex);
+        m_changed.wait(lock, [&] { return m_full.size() < kMaxQueued || m_error; });
+        if (m_error)
+            std::rethrow_exception(m_error);
+        m_full.push_back(std::move(m_filling));
+        if (m_free.empty()) {
+            m_filling = std::make_unique<ReadBatch>();
+        } else {
+            m_filling = std::move(m_free.back());
+            m_free.pop_back();
+        }
+        m_changed.notify_all();
+    }
+
+    // Builds everything handed over and what is in the batch being filled.
+    void finish()
+    {
+        if (!m_filling->events.empty())
+            submit();
+        if (m_thread.joinable()) {
+            {
+                const std::lock_guard lock(m_mutex);
+                m_closed = true;
+            }
+            m_changed.notify_all();
+            m_thread.join();
+        }
+        if (m_error)
+            std::rethrow_exception(m_error);
+    }
+
+    // Stops the builder where it is (the import was cancelled, or failed).
+    void stop()
+    {
+        if (!m_thread.joinable())
+            return;
+        {
+            const std::lock_guard lock(m_mutex);
+            m_stopped = true;
+        }
+        m_changed.notify_all();
+        m_thread.join();
+    }
+
+private:
+    void work()
+    {
+        for (;;) {
+            std::unique_ptr<ReadBatch> batch;
+            {
+                std::unique_lock lock(m_mutex);
+                m_changed.wait(lock, [&] { return !m_full.empty() || m_closed || m_stopped; });
+                if (m_stopped || m_full.empty())
+                    return;
+                batch = std::move(m_full.front());
+                m_full.pop_front();
+            }
+            try {
+                m_builder.add(*batch);
+            } catch (...) {
+                const std::lock_guard lock(m_mutex);
+                m_error = std::current_exception();
+                m_changed.notify_all();
+                return;
+            }
+            batch->clear();
+            const std::lock_guard lock(m_mutex);
+            m_free.push_back(std::move(batch));
+            m_changed.notify_all();
+        }
+    }
+
+    static constexpr size_t kMaxQueued = 4;
+    EventBuilder &m_builder;
+    std::unique_ptr<ReadBatch> m_filling;
+    std::mutex m_mutex;
+    std::condition_variable m_changed;
+    std::deque<std::unique_ptr<ReadBatch>> m_full;
+    std::vector<std::unique_ptr<ReadBatch>> m_free;
+    bool m_closed = false;
+    bool m_stopped = false;
+    std::exception_ptr m_error;
+    std::thread m_thread;
 };
 
-// The fields of one trace event, as read.
-struct RawEvent {
-    char ph = 0;
-    std::string_view cat;
-    std::string_view name;
-    std::string_view pid;
-    std::string_view tid;
-    std::string_view bp;
-    std::string_view id;
-    int64_t ts = 0;
-    int64_t dur = 0;
-    bool hasTs = false;
-    bool hasDur = false;
-};
-
+constexpr size_t kBatchEvents = 1024;
+constexpr size_t kThreadedFrom = size_t(4) << 20; // bytes of JSON; below, a thread costs more than it saves
 class DocumentParser
 {
 public:
     DocumentParser(const JsonBuffer &buffer, uint32_t file, ImportState &state, ImportProgress &progress)
-        : m_buffer(buffer), m_file(file), m_state(state), m_progress(progress), m_path(state.files[file].path)
+        : m_buffer(buffer), m_file(file), m_state(state), m_progress(progress), m_path(state.files[file].path),
+          m_builder(buffer, file, state)
     {
     }
 
@@ -112,10 +178,7 @@ private:
 
     [[noreturn]] void fail(const std::string &what, const char *at) const
     {
-        std::string where = " at byte " + std::to_string(at ? at - m_buffer.data() : 0);
-        if (m_inEvents)
-            where = " in event " + std::to_string(m_eventIndex) + where;
-        throw Error(m_path + ": " + what + where);
+        failAt(m_path, what, m_buffer.data(), at, m_inEvents ? std::optional<size_t>(m_eventIndex) : std::nullopt);
     }
     [[noreturn]] void failEvent(const std::string &what) const { fail(what, m_eventStart); }
 
@@ -275,22 +338,37 @@ private:
     bool parseEvents(od::array events)
     {
         m_inEvents = true;
-        // Kineto writes 200-600 bytes an event: one guess spares the copies of
-        // a growing vector (the pages are touched only as events arrive).
-        m_state.events.reserve(m_state.events.size() + m_buffer.size() / 256);
-        m_state.args.reserve(m_state.args.size() + m_buffer.size() / 512);
+        BuilderPipe pipe(m_builder, m_buffer.size() >= kThreadedFrom);
+        try {
+            if (!walkEvents(events, pipe))
+                return false; // the pipe stops the builder
+        } catch (...) {
+            // The events before the one that failed are built first: an error
+            // of theirs is earlier in the file, and so the one to report.
+            pipe.finish();
+            throw;
+        }
+        pipe.finish();
+        m_builder.finish();
+        m_inEvents = false;
+        return true;
+    }
+
+    bool walkEvents(od::array events, BuilderPipe &pipe)
+    {
         for (auto element : events) {
             od::value value = element.value();
             m_eventStart = value.current_location().value();
             if (value.type().value() != od::json_type::object)
                 failEvent("a trace event is not a JSON object");
-            readEvent(value.get_object().value());
-            handleEvent();
+            ReadBatch &batch = pipe.batch();
+            readEvent(value.get_object().value(), batch);
+            batch.events.push_back(m_cur);
+            if (batch.events.size() == kBatchEvents)
+                pipe.submit();
             if (++m_eventIndex % kPollEvery == 0 && !poll())
                 return false;
         }
-        m_inEvents = false;
-        closeUnfinished();
         return true;
     }
 
@@ -300,10 +378,15 @@ private:
         return !m_progress.cancelled();
     }
 
-    void readEvent(od::object object)
+    // Into m_cur; the args' text and numbers go to the batch.
+    void readEvent(od::object object, ReadBatch &batch)
     {
-        m_ev = RawEvent{};
-        m_args.clear();
+        m_batch = &batch;
+        m_cur.ev = RawEvent{};
+        m_cur.args = ArgsFields{};
+        m_cur.argsBegin = m_cur.argsEnd = batch.args.size();
+        m_cur.start = m_eventStart;
+        m_cur.index = m_eventIndex;
         for (auto result : object) {
             od::field field = take(std::move(result));
             readField(readKey(field), field.value());
@@ -328,23 +411,23 @@ private:
     {
         if (equals(key, "ph")) {
             const std::string_view ph = readString(v, "ph");
-            m_ev.ph = ph.empty() ? 0 : ph.front();
+            m_cur.ev.ph = ph.empty() ? 0 : ph.front();
         } else if (equals(key, "cat"))
-            m_ev.cat = readString(v, "cat");
+            m_cur.ev.cat = readString(v, "cat");
         else if (equals(key, "name"))
-            m_ev.name = readString(v, "name");
+            m_cur.ev.name = readString(v, "name");
         else if (equals(key, "pid"))
-            m_ev.pid = readIdText(v, "pid");
+            m_cur.ev.pid = readIdText(v, "pid");
         else if (equals(key, "tid"))
-            m_ev.tid = readIdText(v, "tid");
+            m_cur.ev.tid = readIdText(v, "tid");
         else if (equals(key, "ts"))
-            m_ev.hasTs = readTime(v, "ts", m_ev.ts);
+            m_cur.ev.hasTs = readTime(v, "ts", m_cur.ev.tsText);
         else if (equals(key, "dur"))
-            m_ev.hasDur = readTime(v, "dur", m_ev.dur);
+            m_cur.ev.hasDur = readTime(v, "dur", m_cur.ev.durText);
         else if (equals(key, "id"))
-            m_ev.id = readIdText(v, "id");
+            m_cur.ev.id = readIdText(v, "id");
         else if (equals(key, "bp"))
-            m_ev.bp = readString(v, "bp");
+            m_cur.ev.bp = readString(v, "bp");
         else if (equals(key, "args"))
             readArgs(v);
         else
@@ -391,19 +474,18 @@ private:
         return readString(v, key);
     }
 
-    bool readTime(od::value &v, const char *key, int64_t &ns)
+    // The text, which the builder converts to ns.
+    bool readTime(od::value &v, const char *key, std::string_view &text)
     {
         if (v.type().value() != od::json_type::number)
             failEvent(std::string("\"") + key + "\" is not a number");
-        const std::string_view raw = trimRight(v.raw_json_token());
-        if (!microsTextToNs(raw, ns)) { // it checks the number's grammar too
-            checkScalar(raw);
-            failEvent(std::string("\"") + key + "\" is out of range");
-        }
+        text = trimRight(v.raw_json_token());
         return true;
     }
 
     // ---- args ----
+    // Each argument's key and text go to the batch; the builder checks and
+    // reads them (kinetoevents.cpp). Only strings it needs unescaped are read here.
 
     void readArgs(od::value &v)
     {
@@ -414,330 +496,38 @@ private:
             const std::string_view key = readKey(field);
             readArg(key, field.value());
         }
-        if (!m_args.extra.empty())
-            m_args.extra.push_back('}');
     }
 
-    // Keeps what EventArgs has a field for, uses what memory, metadata,
-    // counter and copy events need, and keeps every other value in `extra`.
     void readArg(std::string_view key, od::value &v)
     {
         const od::json_type type = v.type().value();
+        ArgText arg{key, {}, ArgText::OtherScalar};
         if (type == od::json_type::array || type == od::json_type::object) {
-            const std::string_view raw = walkRaw(v);
-            int32_t(&dims)[3] = equals(key, "grid") ? m_args.args.grid : m_args.args.block;
-            if ((equals(key, "grid") || equals(key, "block")) && parseDims(raw, dims))
-                m_args.known = true;
-            else
-                appendExtra(key, raw);
-            return;
+            arg.raw = walkRaw(v);
+            arg.kind = ArgText::Nested;
+        } else {
+            // The token is taken first: reading a string consumes the value.
+            arg.raw = trimRight(v.raw_json_token());
+            if (type == od::json_type::number)
+                arg.kind = ArgText::Number;
+            else if (type == od::json_type::string && (equals(key, "name") || equals(key, "labels") || equals(key, "Addr")))
+                readStringArg(key, v);
         }
-        // The token is taken first: reading a string consumes the value.
-        const std::string_view raw = trimRight(v.raw_json_token());
-        checkScalar(raw);
-        if (type == od::json_type::number && readEventArg(key, raw)) {
-            m_args.known = true;
-            return;
-        }
-        if (type == od::json_type::number) {
-            m_args.numbers.emplace_back(key, raw);
-            readNumberArg(key, raw);
-        } else if (type == od::json_type::string && (equals(key, "name") || equals(key, "labels") || equals(key, "Addr"))) {
-            readStringArg(key, v);
-        }
-        appendExtra(key, raw);
-    }
-
-    void appendExtra(std::string_view key, std::string_view raw)
-    {
-        m_args.extra.push_back(m_args.extra.empty() ? '{' : ',');
-        appendJsonString(m_args.extra, key);
-        m_args.extra.push_back(':');
-        m_args.extra.append(raw);
-    }
-
-    bool readEventArg(std::string_view key, std::string_view raw)
-    {
-        EventArgs &a = m_args.args;
-        if (equals(key, "correlation"))
-            return parseInt(raw, a.correlation);
-        if (equals(key, "External id") || equals(key, "external id"))
-            return parseInt(raw, a.externalId);
-        if (equals(key, "device"))
-            return parseInt(raw, a.device);
-        if (equals(key, "stream"))
-            return parseInt(raw, a.stream);
-        return false;
+        m_batch->args.push_back(arg);
+        m_cur.argsEnd = m_batch->args.size();
     }
 
     void readStringArg(std::string_view key, od::value &v)
     {
         std::string_view text;
         if (!stringValue(v, text))
-            return;
+            return; // a bad escape: the builder's check of the token reports it
         if (equals(key, "name"))
-            m_args.name = text;
+            m_cur.args.name = text;
         else if (equals(key, "labels"))
-            m_args.labels = text;
+            m_cur.args.labels = text;
         else
-            parseAddress(text, m_args.address);
-    }
-
-    void readNumberArg(std::string_view key, std::string_view raw)
-    {
-        if (equals(key, "bytes"))
-            std::from_chars(raw.data(), raw.data() + raw.size(), m_args.bytes);
-        else if (equals(key, "Bytes"))
-            parseInt(raw, m_args.memBytes);
-        else if (equals(key, "Total Allocated"))
-            parseInt(raw, m_args.totalAllocated);
-        else if (equals(key, "Total Reserved"))
-            parseInt(raw, m_args.totalReserved);
-        else if (equals(key, "Device Id"))
-            parseInt(raw, m_args.deviceId);
-        else if (equals(key, "Device Type"))
-            parseInt(raw, m_args.deviceType);
-        else if (equals(key, "Addr"))
-            parseAddress(raw, m_args.address);
-        else if (equals(key, "sort_index"))
-            m_args.hasSort = parseInt(raw, m_args.sortIndex);
-    }
-
-    // ---- what each phase makes ----
-
-    void handleEvent()
-    {
-        if (m_ev.ph == 0)
-            failEvent("the event has no \"ph\" (phase)");
-        if (m_ev.ph == 'M')
-            return addMetadata();
-        if (!m_ev.hasTs)
-            failEvent("the event has no \"ts\"");
-        switch (m_ev.ph) {
-        case 'X': addComplete(); break;
-        case 'B': openSlice(); break;
-        case 'E': closeSlice(); break;
-        case 'i':
-        case 'I': addInstant(); break;
-        case 'C': addCounter(); break;
-        case 's':
-        case 't':
-        case 'f': addFlowEnd(); break;
-        default: break; // async (b/e/n), samples, objects: not part of this model
-        }
-    }
-
-    // Neighbouring events are mostly on one thread: the last track is kept.
-    uint16_t track()
-    {
-        if (m_hasLastTrack && m_ev.pid == m_lastPid && m_ev.tid == m_lastTid)
-            return m_lastTrack;
-        m_lastTrack = findTrack();
-        m_lastPid = m_ev.pid;
-        m_lastTid = m_ev.tid;
-        m_hasLastTrack = true;
-        return m_lastTrack;
-    }
-
-    uint16_t findTrack()
-    {
-        std::string key = trackKey(m_file, m_ev.pid, m_ev.tid);
-        if (auto it = m_state.trackIndex.find(key); it != m_state.trackIndex.end())
-            return it->second;
-        if (m_state.tracks.size() >= TrackId::kInvalid)
-            failEvent("more threads and streams than the 65,535 a run can hold");
-        const auto index = static_cast<uint16_t>(m_state.tracks.size());
-        m_state.tracks.push_back({m_file, std::string(m_ev.pid), std::string(m_ev.tid), false, -1});
-        m_state.trackIndex.emplace(std::move(key), index);
-        return index;
-    }
-
-    StringId intern(std::string_view s)
-    {
-        if (auto it = m_names.find(s); it != m_names.end())
-            return it->second;
-        const StringId id = m_state.trace.strings.intern(s);
-        m_names.emplace(s, id);
-        return id;
-    }
-
-    void addComplete()
-    {
-        if (!m_ev.hasDur)
-            failEvent("a complete (\"X\") event has no \"dur\"");
-        if (m_ev.dur < 0)
-            failEvent("\"dur\" is negative");
-        pushEvent(makeEvent(m_ev.ts, m_ev.dur));
-    }
-
-    Event makeEvent(int64_t start, int64_t duration)
-    {
-        Event e;
-        e.start = start;
-        e.duration = duration;
-        e.name = intern(m_ev.name);
-        e.kind = m_ev.ph == 'i' || m_ev.ph == 'I' ? EventKind::Instant : kindOf(m_ev.cat, m_ev.name);
-        e.track = TrackId(track());
-        if (e.kind == EventKind::Memcpy || e.kind == EventKind::Memset)
-            e.bytes = float(m_args.bytes);
-        if (e.kind == EventKind::Memcpy) {
-            m_args.args.copyKind = copyKindOf(m_ev.name);
-            m_args.args.pinned = m_ev.name.find("Pinned") != std::string_view::npos;
-            m_args.known = true;
-        }
-        e.args = takeArgs();
-        if (isGpuKind(e.kind) || equals(m_ev.cat, "gpu_user_annotation"))
-            markGpu(e.track.value);
-        return e;
-    }
-
-    ArgsId takeArgs()
-    {
-        if (!m_args.known && m_args.extra.empty())
-            return {};
-        if (!m_args.extra.empty())
-            m_args.args.extra = m_state.trace.strings.intern(m_args.extra);
-        m_state.args.push_back(m_args.args);
-        return ArgsId(static_cast<uint32_t>(m_state.args.size() - 1));
-    }
-
-    void markGpu(uint16_t index)
-    {
-        PendingTrack &t = m_state.tracks[index];
-        t.gpu = true;
-        if (t.device < 0)
-            t.device = m_args.args.device;
-    }
-
-    void pushEvent(const Event &e)
-    {
-        m_state.events.push_back(e);
-        m_lastTs = std::max(m_lastTs, e.end());
-    }
-
-    // B/E pair up per thread like a stack, whatever their names (as
-    // chrome://tracing does).
-    void openSlice()
-    {
-        Event e = makeEvent(m_ev.ts, 0);
-        m_open[e.track.value].push_back(e);
-        m_lastTs = std::max(m_lastTs, m_ev.ts);
-    }
-
-    void closeSlice()
-    {
-        auto it = m_open.find(track());
-        if (it == m_open.end() || it->second.empty())
-            return; // its B was before the capture started
-        Event e = it->second.back();
-        it->second.pop_back();
-        if (m_ev.ts < e.start)
-            failEvent("an \"E\" event ends before its \"B\" began");
-        e.duration = m_ev.ts - e.start;
-        pushEvent(e);
-    }
-
-    // A capture cut short leaves ranges open: they end with the file, and the
-    // run says it is incomplete.
-    void closeUnfinished()
-    {
-        for (auto &[track, stack] : m_open) {
-            for (Event &e : stack) {
-                e.duration = std::max<int64_t>(0, m_lastTs - e.start);
-                m_state.events.push_back(e);
-                m_state.unfinishedRanges = true;
-            }
-        }
-        m_open.clear();
-    }
-
-    void addInstant()
-    {
-        if (equals(m_ev.name, "[memory]"))
-            return addMemory();
-        pushEvent(makeEvent(m_ev.ts, 0));
-    }
-
-    void addMemory()
-    {
-        PendingMemory m;
-        m.ts = m_ev.ts;
-        m.address = m_args.address;
-        m.bytes = m_args.memBytes;
-        m.totalAllocated = m_args.totalAllocated;
-        m.totalReserved = m_args.totalReserved;
-        m.track = track();
-        // Device Type 0 is the CPU (c10::DeviceType::CPU), whatever its id says.
-        m.device = static_cast<int16_t>(m_args.deviceType == 0 ? -1 : m_args.deviceId);
-        m_state.memory.push_back(m);
-        m_lastTs = std::max(m_lastTs, m_ev.ts);
-    }
-
-    void addCounter()
-    {
-        for (const auto &[key, text] : m_args.numbers) {
-            double value = 0;
-            const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-            if (ec != std::errc() || p != text.data() + text.size())
-                continue;
-            const std::string name = key == m_ev.name ? std::string(m_ev.name)
-                                                      : std::string(m_ev.name) + " · " + std::string(key);
-            m_state.counters.push_back({m_ev.ts, value, counterSeries(name)});
-        }
-    }
-
-    uint32_t counterSeries(const std::string &name)
-    {
-        std::string key = processKey(m_file, m_ev.pid) + '\x1f' + name;
-        auto [it, added] = m_state.counterIndex.try_emplace(std::move(key), uint32_t(m_state.counterSeries.size()));
-        if (added)
-            m_state.counterSeries.push_back({m_file, std::string(m_ev.pid), name});
-        return it->second;
-    }
-
-    void addFlowEnd()
-    {
-        PendingFlowEnd f;
-        f.kind = flowKindOf(m_ev.cat, m_ev.name);
-        f.id = flowId();
-        f.ts = m_ev.ts;
-        f.track = track();
-        f.order = static_cast<uint32_t>(m_state.flowEnds.size());
-        f.enclosing = m_ev.ph != 'f' || equals(m_ev.bp, "e");
-        f.phase = m_ev.ph;
-        f.file = m_file;
-        m_state.flowEnds.push_back(f);
-    }
-
-    // Flows are matched by category and id; user flows of two categories may
-    // reuse an id, so their category is folded in.
-    uint64_t flowId() const
-    {
-        uint64_t id = 0;
-        if (!parseInt(m_ev.id, id))
-            id = std::hash<std::string_view>{}(m_ev.id);
-        if (flowKindOf(m_ev.cat, m_ev.name) == FlowKind::User)
-            id ^= std::hash<std::string_view>{}(m_ev.cat) * 31;
-        return id;
-    }
-
-    void addMetadata()
-    {
-        if (m_ev.name == "process_name" || m_ev.name == "process_labels" || m_ev.name == "process_sort_index") {
-            ProcessMeta &p = m_state.processes[processKey(m_file, m_ev.pid)];
-            if (m_ev.name == "process_name")
-                p.name = m_args.name;
-            else if (m_ev.name == "process_labels")
-                p.labels = m_args.labels;
-            else
-                p.hasSort = m_args.hasSort, p.sortIndex = m_args.sortIndex;
-        } else if (m_ev.name == "thread_name" || m_ev.name == "thread_sort_index") {
-            ThreadMeta &t = m_state.threads[trackKey(m_file, m_ev.pid, m_ev.tid)];
-            if (m_ev.name == "thread_name")
-                t.name = trimRight(m_args.name);
-            else
-                t.hasSort = m_args.hasSort, t.sortIndex = m_args.sortIndex;
-        }
+            parseAddress(text, m_cur.args.address);
     }
 
     const JsonBuffer &m_buffer;
@@ -750,15 +540,9 @@ private:
     bool m_inEvents = false;
     size_t m_eventIndex = 0;
     const char *m_eventStart = nullptr;
-    RawEvent m_ev;
-    ArgsScan m_args;
-    bool m_hasLastTrack = false;
-    uint16_t m_lastTrack = 0;
-    std::string_view m_lastPid;
-    std::string_view m_lastTid;
-    int64_t m_lastTs = std::numeric_limits<int64_t>::min();
-    std::unordered_map<std::string_view, StringId> m_names; // views into the parser's string buffer
-    std::unordered_map<uint16_t, std::vector<Event>> m_open;  // B events per track, innermost last
+    ReadEvent m_cur;               // the event being read
+    ReadBatch *m_batch = nullptr; // where its args go
+    EventBuilder m_builder;
 };
 
 } // namespace

@@ -236,6 +236,8 @@ private slots:
     void cancelFromProgress_data();
     void cancelFromProgress();
     void plainAndGzipImportAlike();
+    void errorsOfBigFilesInFileOrder_data();
+    void errorsOfBigFilesInFileOrder();
     void escapedKeysAndStrings();
     void bareArrayOfEveryPhase();
     void fractionalMicrosAreExact();
@@ -451,6 +453,46 @@ void TestProfilerImport::plainAndGzipImportAlike()
         QCOMPARE(b.events[i].start, a.events[i].start);
         QCOMPARE(b.events[i].duration, a.events[i].duration);
         QCOMPARE(plain.strings[b.events[i].name], packed.strings[a.events[i].name]);
+    }
+}
+
+void TestProfilerImport::errorsOfBigFilesInFileOrder_data()
+{
+    QTest::addColumn<int>("negativeDurAt"); // the builder's error (on its own thread for big files)
+    QTest::addColumn<int>("textTsAt");      // the walk's error
+    QTest::addColumn<QString>("message");
+    QTest::newRow("builder's first") << 40000 << 40001 << "\"dur\" is negative in event 40000";
+    QTest::newRow("walk's first") << 40001 << 40000 << "\"ts\" is not a number in event 40000";
+    QTest::newRow("builder's, last event") << -1 << 0 << "\"dur\" is negative in event ";
+}
+
+// The 15 MB trace with two damaged events: whichever thread finds its error
+// first, the one reported is the earlier event's, as a single pass would.
+void TestProfilerImport::errorsOfBigFilesInFileOrder()
+{
+    QFETCH(int, negativeDurAt);
+    QFETCH(int, textTsAt);
+    QFETCH(QString, message);
+    const std::string source = kinetoPath(kTraces[4].file);
+    if (!QFile::exists(QString::fromStdString(source)))
+        QSKIP("the shared test data is not here");
+    nlohmann::json doc = nlohmann::json::parse(readText(source));
+    nlohmann::json &events = doc["traceEvents"];
+    const size_t last = events.size() - 1;
+    const auto at = [&](int i) -> nlohmann::json & { return events[i < 0 ? last : size_t(i)]; };
+    at(negativeDurAt)["ph"] = "X";
+    at(negativeDurAt)["dur"] = -1;
+    if (negativeDurAt >= 0)
+        at(textTsAt)["ts"] = "soon";
+    const std::string path = tmpPath("damaged-big.json");
+    writeBytes(path, doc.dump());
+    QVERIFY(std::filesystem::file_size(path) > (8u << 20));
+    try {
+        importKineto({path});
+        QFAIL("no error");
+    } catch (const Error &e) {
+        const std::string expected = message.toStdString() + (negativeDurAt < 0 ? std::to_string(last) : "");
+        QVERIFY2(std::string(e.what()).find(expected) != std::string::npos, e.what());
     }
 }
 
