@@ -277,7 +277,10 @@ bool readJsonFile(const std::string &path, JsonBuffer &buffer, ImportProgress &p
     std::ifstream in(path, std::ios::binary | std::ios::ate);
     if (!in)
         fail(path, std::string("cannot be read: ") + std::strerror(errno));
-    const uint64_t fileBytes = uint64_t(in.tellg());
+    const std::streamoff end = in.tellg();
+    if (end < 0) // not a regular file: its size is unknown, and the buffer is sized by it
+        fail(path, "cannot be read: its size is unknown (not a regular file)");
+    const uint64_t fileBytes = uint64_t(end);
     in.seekg(0);
     progress.beginFile(fileBytes);
     if (fileBytes == 0)

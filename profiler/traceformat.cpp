@@ -27,6 +27,11 @@ std::string readHead(const std::string &path, std::string &error)
         error = "is a directory, not a file";
         return {};
     }
+    // Opening a pipe waits for its writer, and what it gives cannot be read twice.
+    if (!std::filesystem::is_regular_file(status)) {
+        error = "is not a regular file (a pipe or a device): save the trace to a file first";
+        return {};
+    }
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         error = std::string("cannot be read: ") + std::strerror(errno);

@@ -6,6 +6,7 @@
 #include <QTest>
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 using namespace fusescope;
@@ -124,6 +125,19 @@ private slots:
         QTemporaryDir dir;
         QCOMPARE(probeFileFormat(dir.filePath("nope.fstrace").toStdString()).error, std::string("no such file"));
         QVERIFY(probeFileFormat(dir.path().toStdString()).error.find("directory") != std::string::npos);
+    }
+
+    // A pipe would block the open until a writer came: refused before that.
+    void pipesAndDevicesAreRefused()
+    {
+        QTemporaryDir dir;
+        const std::string fifo = dir.filePath("trace.json").toStdString();
+        QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+        for (const std::string &path : {fifo, std::string("/dev/null")}) {
+            const FormatProbe probe = probeFileFormat(path);
+            QVERIFY(!probe.ok());
+            QVERIFY2(probe.error.find("not a regular file") != std::string::npos, probe.error.c_str());
+        }
     }
 
     void realThirdPartyFiles_data()
