@@ -281,6 +281,10 @@ private slots:
             {"stem 3x3 stride 2", {{4, 3, 67, 71}, {20, 3, 3, 3}, true, {2, 2}, {1, 1}, {1, 1}, 1}},
             {"stem 3x3 stride 2 unpadded", {{2, 3, 70, 99}, {16, 3, 3, 3}, false, {2, 2}, {0, 0}, {1, 1}, 1}},
             {"stem 5x5 stride 2", {{2, 3, 40, 45}, {12, 3, 5, 5}, true, {2, 2}, {2, 2}, {1, 1}, 1}},
+            // Strided 1x1 (downsampling shortcuts): the read pixels gathered, then the 1x1 blocks (AVX-512).
+            {"1x1 stride 2 blocks", {{2, 16, 17, 23}, {24, 16, 1, 1}, true, {2, 2}, {0, 0}, {1, 1}, 1}},
+            {"1x1 stride 2x1 blocks", {{1, 8, 10, 40}, {12, 8, 1, 1}, false, {2, 1}, {0, 0}, {1, 1}, 1}},
+            {"1x1 stride 3 blocks, groups", {{1, 12, 20, 26}, {10, 6, 1, 1}, true, {3, 3}, {0, 0}, {1, 1}, 2}},
         };
         for (const auto &[name, c] : cases) {
             for (const char *layout : {"contiguous", "transposed"})
@@ -522,6 +526,7 @@ private slots:
         const Tensor x = zeros({1, 4, 6, 6}), small = zeros({1, 32, 14, 14}), wide = zeros({1, 32, 24, 24});
         // 1x1 on 32 pixels and more: register blocks where the CPU has AVX-512, else BLAS.
         const char *pointwise = loops::wideVectors() ? "conv2d_1x1_direct" : "conv2d_1x1_gemm";
+        const char *strided = loops::wideVectors() ? "conv2d_1x1_strided" : "conv2d_im2col_gemm";
         const std::vector<std::string> ran = kernelsDuring([&] {
             ops::conv2d(x, zeros({4, 1, 3, 3}), std::nullopt, {1, 1}, {0, 0}, {1, 1}, 4);
             ops::conv2d(small, zeros({32, 1, 5, 5}), std::nullopt, {1, 1}, {2, 2}, {1, 1}, 32);
@@ -531,10 +536,11 @@ private slots:
             ops::conv2d(x, zeros({2, 4, 3, 3}));
             ops::conv2d(x.to(DType::F64), zeros({32, 4, 3, 3}, DType::F64), std::nullopt, {1, 1}, {1, 1});
             ops::conv2d(zeros({1, 4, 5, 5}), zeros({2, 4, 1, 1}));
+            ops::conv2d(wide, zeros({8, 32, 1, 1}), std::nullopt, {2, 2});
         });
         QCOMPARE(ran, (std::vector<std::string>{"conv2d_depthwise", "conv2d_depthwise_channels_last", pointwise,
                                                 "conv2d_grouped_direct", "conv2d_winograd", "conv2d_im2col_gemm",
-                                                "conv2d_im2col_gemm", "conv2d_1x1_gemm"}));
+                                                "conv2d_im2col_gemm", "conv2d_1x1_gemm", strided}));
     }
 
     // The two halves the compiler splits a Winograd conv2d into compute what

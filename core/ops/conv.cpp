@@ -1133,6 +1133,24 @@ conv1x1::Problem pointwiseProblem(const ConvGeometry &g)
     return {g.in.n, g.groups, g.cg(), g.og(), g.cols()};
 }
 
+// 1x1 with a stride (the downsampling shortcuts of ResNet and RegNet): the
+// pixels it reads gathered into one contiguous image, then the 1x1 register
+// blocks. That image is im2col's column matrix too, but BLAS ran RegNet's
+// shortcuts from it at 40 GFLOP/s.
+void stridedPointwise(const ConvGeometry &g, const float *x, const float *w, const float *bias, float *out)
+{
+    const int64_t cols = g.cols(), planes = g.in.n * g.in.c;
+    const Tensor gathered = Tensor::empty({planes * cols}, DType::F32);
+    float *dst = gathered.data<float>();
+    parallelFor(0, planes, planeGrain(cols), [&](int64_t p0, int64_t p1) {
+        for (int64_t p = p0; p < p1; ++p)
+            for (int64_t oh = 0; oh < g.h.out; ++oh)
+                gatherRow(dst + p * cols + oh * g.w.out, x + p * g.in.plane() + oh * g.h.stride * g.w.in, g.w.out,
+                          Span{0, g.w.out}, g.w.stride, 0);
+    });
+    conv1x1::run(pointwiseProblem(g), dst, w, bias, out);
+}
+
 // The kernels conv2d chooses from, each named in the profiler as it runs.
 enum class ConvAlgorithm {
     BiasOnly,
@@ -1140,6 +1158,7 @@ enum class ConvAlgorithm {
     DepthwiseChannelsLast,
     Pointwise,
     PointwiseDirect,
+    PointwiseStrided,
     GroupedDirect,
     Winograd,
     Im2col
@@ -1153,6 +1172,7 @@ const char *algorithmName(ConvAlgorithm a)
     case ConvAlgorithm::DepthwiseChannelsLast: return "conv2d_depthwise_channels_last";
     case ConvAlgorithm::Pointwise: return "conv2d_1x1_gemm";
     case ConvAlgorithm::PointwiseDirect: return "conv2d_1x1_direct";
+    case ConvAlgorithm::PointwiseStrided: return "conv2d_1x1_strided";
     case ConvAlgorithm::GroupedDirect: return "conv2d_grouped_direct";
     case ConvAlgorithm::Winograd: return "conv2d_winograd";
     case ConvAlgorithm::Im2col: return "conv2d_im2col_gemm";
@@ -1163,13 +1183,16 @@ const char *algorithmName(ConvAlgorithm a)
 // The register-blocked kernels are f32 only (f16/bf16 compute in f32).
 ConvAlgorithm chooseAlgorithm(const ConvGeometry &g, bool f32)
 {
-    const bool pointwise = g.taps() == 1 && g.h.stride == 1 && g.w.stride == 1 && g.h.pad == 0 && g.w.pad == 0;
+    const bool unpadded1x1 = g.taps() == 1 && g.h.pad == 0 && g.w.pad == 0;
+    const bool pointwise = unpadded1x1 && g.h.stride == 1 && g.w.stride == 1;
     if (g.cg() == 0)
         return ConvAlgorithm::BiasOnly;
     if (g.cg() == 1 && g.groups > 1)
         return f32 && useChannelsLast(g) ? ConvAlgorithm::DepthwiseChannelsLast : ConvAlgorithm::Depthwise;
     if (pointwise)
         return f32 && conv1x1::worthIt(pointwiseProblem(g)) ? ConvAlgorithm::PointwiseDirect : ConvAlgorithm::Pointwise;
+    if (f32 && unpadded1x1 && g.h.dilation == 1 && g.w.dilation == 1 && conv1x1::worthIt(pointwiseProblem(g)))
+        return ConvAlgorithm::PointwiseStrided;
     if (f32 && useGroupedDirect(g))
         return ConvAlgorithm::GroupedDirect;
     if (f32 && useWinograd(g))
@@ -1201,6 +1224,8 @@ void runConv(const ConvGeometry &g, const Tensor &x, const Tensor &w, const Tens
             groupedDirectConv(g, px, pw, pb, po);
         else if (algorithm == ConvAlgorithm::PointwiseDirect)
             conv1x1::run(pointwiseProblem(g), px, pw, pb, po);
+        else if (algorithm == ConvAlgorithm::PointwiseStrided)
+            stridedPointwise(g, px, pw, pb, po);
         else
             winograd::conv3x3(winogradProblem(g), px, pw, pb, po);
     }
