@@ -44,12 +44,23 @@ void EventBuilder::add(const ReadBatch &batch)
     }
 }
 
+void EventBuilder::failEvent(const std::string &what) const
+{
+    failAt(m_path, what, m_buffer.data(), m_read->start, m_read->index);
+}
+
+// The walk hands scalars over unchecked; as it would, an invalid one names its byte.
+void EventBuilder::checkScalar(std::string_view raw) const
+{
+    if (!validScalar(raw))
+        failAt(m_path, "invalid JSON value", m_buffer.data(), raw.data(), m_read->index);
+}
+
 void EventBuilder::readTime(std::string_view text, const char *key, int64_t &ns) const
 {
     if (microsTextToNs(text, ns)) // it checks the number's grammar too
         return;
-    if (!validScalar(text))
-        failAt(m_path, "invalid JSON value", m_buffer.data(), text.data(), m_read->index);
+    checkScalar(text);
     failEvent(std::string("\"") + key + "\" is out of range");
 }
 
@@ -78,8 +89,7 @@ void EventBuilder::readArg(const ArgText &arg)
             appendExtra(key, raw);
         return;
     }
-    if (!validScalar(raw))
-        failAt(m_path, "invalid JSON value", m_buffer.data(), raw.data(), m_read->index);
+    checkScalar(raw);
     if (arg.kind == ArgText::Number) {
         if (readEventArg(key, raw)) {
             m_args.known = true;
@@ -134,11 +144,6 @@ void EventBuilder::readNumberArg(std::string_view key, std::string_view raw)
 }
 
 // ---- what each phase makes ----
-
-void EventBuilder::failEvent(const std::string &what) const
-{
-    failAt(m_path, what, m_buffer.data(), m_read->start, m_read->index);
-}
 
 void EventBuilder::handleEvent()
 {

@@ -101,6 +101,7 @@ public:
     void finish();
 
 private:
+    void checkScalar(std::string_view raw) const;
     void readTime(std::string_view text, const char *key, int64_t &ns) const;
     void readArgs(const ReadBatch &batch);
     void readArg(const ArgText &arg);

@@ -20,23 +20,30 @@ StringId StringTable::intern(std::string_view s)
     if (s.empty())
         return StringId(0);
     if (m_slots.empty()) { // the first intern indexes what push() added
-        growIndex();
         for (uint32_t i = 1; i < m_strings.size(); ++i)
             index(i);
     }
+    if ((m_indexed + 1) * 2 > m_slots.size())
+        growIndex();
     const uint32_t h = hash32(s);
-    const size_t mask = m_slots.size() - 1;
-    for (size_t i = h & mask;; i = (i + 1) & mask) {
-        const uint64_t slot = m_slots[i];
-        if (slot == 0)
-            break;
-        if (uint32_t(slot >> 32) == h && m_strings[uint32_t(slot)] == s)
-            return StringId(uint32_t(slot));
-    }
+    const size_t slot = slotOf(s, h);
+    if (m_slots[slot] != 0)
+        return StringId(uint32_t(m_slots[slot]));
     const auto id = static_cast<uint32_t>(m_strings.size());
     m_strings.emplace_back(s);
-    index(id);
+    m_slots[slot] = uint64_t(h) << 32 | id;
+    ++m_indexed;
     return StringId(id);
+}
+
+// The slot holding s, or the empty one where it would go.
+size_t StringTable::slotOf(std::string_view s, uint32_t h) const
+{
+    const size_t mask = m_slots.size() - 1;
+    size_t i = h & mask;
+    while (m_slots[i] != 0 && !(uint32_t(m_slots[i] >> 32) == h && m_strings[uint32_t(m_slots[i])] == s))
+        i = (i + 1) & mask;
+    return i;
 }
 
 // Adds an id; an equal string already indexed keeps its id.
@@ -44,18 +51,11 @@ void StringTable::index(uint32_t id)
 {
     if ((m_indexed + 1) * 2 > m_slots.size())
         growIndex();
-    const std::string &s = m_strings[id];
-    const uint32_t h = hash32(s);
-    const size_t mask = m_slots.size() - 1;
-    for (size_t i = h & mask;; i = (i + 1) & mask) {
-        const uint64_t slot = m_slots[i];
-        if (slot == 0) {
-            m_slots[i] = uint64_t(h) << 32 | id;
-            ++m_indexed;
-            return;
-        }
-        if (uint32_t(slot >> 32) == h && m_strings[uint32_t(slot)] == s)
-            return;
+    const uint32_t h = hash32(m_strings[id]);
+    const size_t slot = slotOf(m_strings[id], h);
+    if (m_slots[slot] == 0) {
+        m_slots[slot] = uint64_t(h) << 32 | id;
+        ++m_indexed;
     }
 }
 

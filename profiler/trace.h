@@ -26,6 +26,7 @@ public:
     StringId intern(std::string_view s);
 
 private:
+    size_t slotOf(std::string_view s, uint32_t hash) const;
     void index(uint32_t id);
     void growIndex();
 

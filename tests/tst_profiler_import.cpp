@@ -459,11 +459,11 @@ void TestProfilerImport::plainAndGzipImportAlike()
 void TestProfilerImport::errorsOfBigFilesInFileOrder_data()
 {
     QTest::addColumn<int>("negativeDurAt"); // the builder's error (on its own thread for big files)
-    QTest::addColumn<int>("textTsAt");      // the walk's error
+    QTest::addColumn<int>("textTsAt");      // the walk's error; -1: none
     QTest::addColumn<QString>("message");
     QTest::newRow("builder's first") << 40000 << 40001 << "\"dur\" is negative in event 40000";
     QTest::newRow("walk's first") << 40001 << 40000 << "\"ts\" is not a number in event 40000";
-    QTest::newRow("builder's, last event") << -1 << 0 << "\"dur\" is negative in event ";
+    QTest::newRow("builder's, last event") << -1 << -1 << "\"dur\" is negative in event ";
 }
 
 // The 15 MB trace with two damaged events: whichever thread finds its error
@@ -482,7 +482,7 @@ void TestProfilerImport::errorsOfBigFilesInFileOrder()
     const auto at = [&](int i) -> nlohmann::json & { return events[i < 0 ? last : size_t(i)]; };
     at(negativeDurAt)["ph"] = "X";
     at(negativeDurAt)["dur"] = -1;
-    if (negativeDurAt >= 0)
+    if (textTsAt >= 0)
         at(textTsAt)["ts"] = "soon";
     const std::string path = tmpPath("damaged-big.json");
     writeBytes(path, doc.dump());

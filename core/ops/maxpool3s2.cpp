@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 
 namespace fusescope::maxpool3s2 {
@@ -24,12 +25,15 @@ FUSESCOPE_AVX512 inline __m512 maxNan(__m512 earlier, __m512 later)
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(later, later, _CMP_UNORD_Q), larger, later);
 }
 
-// 16 columns from `column` on, -inf (untouched) outside [0, width).
+// 16 columns from `column` on, -inf (untouched) outside [0, width). The
+// address is formed as an integer: `column` may be before the row's start.
 FUSESCOPE_AVX512 inline __m512 loadColumns(const float *row, int64_t column, int64_t width)
 {
     const int64_t lo = std::clamp<int64_t>(-column, 0, 16), hi = std::clamp<int64_t>(width - column, 0, 16);
     const auto mask = static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
-    return _mm512_mask_loadu_ps(_mm512_set1_ps(-std::numeric_limits<float>::infinity()), mask, row + column);
+    const auto at = reinterpret_cast<uintptr_t>(row) + static_cast<uintptr_t>(column) * sizeof(float);
+    return _mm512_mask_loadu_ps(_mm512_set1_ps(-std::numeric_limits<float>::infinity()), mask,
+                                reinterpret_cast<const float *>(at));
 }
 
 // max(row[c], row[c + 1], row[c + 2]) for the 16 windows from c = 2o - pad

@@ -121,6 +121,8 @@ DispatchTracer *setDispatchTracer(DispatchTracer *tracer);
 // shape rule, and then the kernel, the view or the decomposition. Meta
 // inputs give meta outputs without running anything.
 TensorList callOp(const OpDef &op, Args args);
+TensorList callOp(const std::string &name, Args args);
+Tensor callOp1(const std::string &name, Args args);
 
 // Reports one run of `op` to observers for the scope's lifetime, the cost
 // estimated from `outs` as they are at its end: callOp's eager runs, and the
@@ -140,7 +142,5 @@ private:
     std::vector<Tensor> m_inputs;
     OpEvent m_event;
 };
-TensorList callOp(const std::string &name, Args args);
-Tensor callOp1(const std::string &name, Args args);
 
 } // namespace fusescope
