@@ -35,10 +35,6 @@ void EventBuilder::add(const ReadBatch &batch)
         m_read = &read;
         m_ev = read.ev;
         m_args = read.args;
-        if (m_ev.hasTs)
-            readTime(m_ev.tsText, "ts", m_ev.ts);
-        if (m_ev.hasDur)
-            readTime(m_ev.durText, "dur", m_ev.dur);
         readArgs(batch);
         handleEvent();
     }
@@ -54,14 +50,6 @@ void EventBuilder::checkScalar(std::string_view raw) const
 {
     if (!validScalar(raw))
         failAt(m_path, "invalid JSON value", m_buffer.data(), raw.data(), m_read->index);
-}
-
-void EventBuilder::readTime(std::string_view text, const char *key, int64_t &ns) const
-{
-    if (microsTextToNs(text, ns)) // it checks the number's grammar too
-        return;
-    checkScalar(text);
-    failEvent(std::string("\"") + key + "\" is out of range");
 }
 
 // ---- args ----

@@ -25,8 +25,6 @@ struct RawEvent {
     std::string_view tid;
     std::string_view bp;
     std::string_view id;
-    std::string_view tsText; // µs as written; the builder converts them
-    std::string_view durText;
     int64_t ts = 0; // ns
     int64_t dur = 0;
     bool hasTs = false;
@@ -102,7 +100,6 @@ public:
 
 private:
     void checkScalar(std::string_view raw) const;
-    void readTime(std::string_view text, const char *key, int64_t &ns) const;
     void readArgs(const ReadBatch &batch);
     void readArg(const ArgText &arg);
     void appendExtra(std::string_view key, std::string_view raw);
