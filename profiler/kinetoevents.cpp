@@ -29,12 +29,12 @@ EventBuilder::EventBuilder(const JsonBuffer &buffer, uint32_t file, ImportState 
     m_state.args.reserve(m_state.args.size() + buffer.size() / 512);
 }
 
-void EventBuilder::add(const ReadBatch &batch)
+void EventBuilder::add(ReadBatch &batch)
 {
-    for (const ReadEvent &read : batch.events) {
+    for (ReadEvent &read : batch.events) {
         m_read = &read;
-        m_ev = read.ev;
-        m_args = read.args;
+        m_ev = &read.ev;
+        m_args = &read.args; // completed in place, not copied
         readArgs(batch);
         handleEvent();
     }
@@ -70,9 +70,9 @@ void EventBuilder::readArg(const ArgText &arg)
 {
     const std::string_view key = arg.key, raw = arg.raw;
     if (arg.kind == ArgText::Nested) {
-        int32_t(&dims)[3] = equals(key, "grid") ? m_args.args.grid : m_args.args.block;
+        int32_t(&dims)[3] = equals(key, "grid") ? m_args->args.grid : m_args->args.block;
         if ((equals(key, "grid") || equals(key, "block")) && parseDims(raw, dims))
-            m_args.known = true;
+            m_args->known = true;
         else
             appendExtra(key, raw);
         return;
@@ -80,7 +80,7 @@ void EventBuilder::readArg(const ArgText &arg)
     checkScalar(raw);
     if (arg.kind == ArgText::Number) {
         if (readEventArg(key, raw)) {
-            m_args.known = true;
+            m_args->known = true;
             return;
         }
         m_numbers.push_back({key, raw});
@@ -99,7 +99,7 @@ void EventBuilder::appendExtra(std::string_view key, std::string_view raw)
 
 bool EventBuilder::readEventArg(std::string_view key, std::string_view raw)
 {
-    EventArgs &a = m_args.args;
+    EventArgs &a = m_args->args;
     if (equals(key, "correlation"))
         return parseInt(raw, a.correlation);
     if (equals(key, "External id") || equals(key, "external id"))
@@ -114,34 +114,34 @@ bool EventBuilder::readEventArg(std::string_view key, std::string_view raw)
 void EventBuilder::readNumberArg(std::string_view key, std::string_view raw)
 {
     if (equals(key, "bytes"))
-        std::from_chars(raw.data(), raw.data() + raw.size(), m_args.bytes);
+        std::from_chars(raw.data(), raw.data() + raw.size(), m_args->bytes);
     else if (equals(key, "Bytes"))
-        parseInt(raw, m_args.memBytes);
+        parseInt(raw, m_args->memBytes);
     else if (equals(key, "Total Allocated"))
-        parseInt(raw, m_args.totalAllocated);
+        parseInt(raw, m_args->totalAllocated);
     else if (equals(key, "Total Reserved"))
-        parseInt(raw, m_args.totalReserved);
+        parseInt(raw, m_args->totalReserved);
     else if (equals(key, "Device Id"))
-        parseInt(raw, m_args.deviceId);
+        parseInt(raw, m_args->deviceId);
     else if (equals(key, "Device Type"))
-        parseInt(raw, m_args.deviceType);
+        parseInt(raw, m_args->deviceType);
     else if (equals(key, "Addr"))
-        parseAddress(raw, m_args.address);
+        parseAddress(raw, m_args->address);
     else if (equals(key, "sort_index"))
-        m_args.hasSort = parseInt(raw, m_args.sortIndex);
+        m_args->hasSort = parseInt(raw, m_args->sortIndex);
 }
 
 // ---- what each phase makes ----
 
 void EventBuilder::handleEvent()
 {
-    if (m_ev.ph == 0)
+    if (m_ev->ph == 0)
         failEvent("the event has no \"ph\" (phase)");
-    if (m_ev.ph == 'M')
+    if (m_ev->ph == 'M')
         return addMetadata();
-    if (!m_ev.hasTs)
+    if (!m_ev->hasTs)
         failEvent("the event has no \"ts\"");
-    switch (m_ev.ph) {
+    switch (m_ev->ph) {
     case 'X': addComplete(); break;
     case 'B': openSlice(); break;
     case 'E': closeSlice(); break;
@@ -158,24 +158,24 @@ void EventBuilder::handleEvent()
 // Neighbouring events are mostly on one thread: the last track is kept.
 uint16_t EventBuilder::track()
 {
-    if (m_hasLastTrack && m_ev.pid == m_lastPid && m_ev.tid == m_lastTid)
+    if (m_hasLastTrack && m_ev->pid == m_lastPid && m_ev->tid == m_lastTid)
         return m_lastTrack;
     m_lastTrack = findTrack();
-    m_lastPid = m_ev.pid;
-    m_lastTid = m_ev.tid;
+    m_lastPid = m_ev->pid;
+    m_lastTid = m_ev->tid;
     m_hasLastTrack = true;
     return m_lastTrack;
 }
 
 uint16_t EventBuilder::findTrack()
 {
-    std::string key = trackKey(m_file, m_ev.pid, m_ev.tid);
+    std::string key = trackKey(m_file, m_ev->pid, m_ev->tid);
     if (auto it = m_state.trackIndex.find(key); it != m_state.trackIndex.end())
         return it->second;
     if (m_state.tracks.size() >= TrackId::kInvalid)
         failEvent("more threads and streams than the 65,535 a run can hold");
     const auto index = static_cast<uint16_t>(m_state.tracks.size());
-    m_state.tracks.push_back({m_file, std::string(m_ev.pid), std::string(m_ev.tid), false, -1});
+    m_state.tracks.push_back({m_file, std::string(m_ev->pid), std::string(m_ev->tid), false, -1});
     m_state.trackIndex.emplace(std::move(key), index);
     return index;
 }
@@ -191,11 +191,11 @@ StringId EventBuilder::intern(std::string_view s)
 
 void EventBuilder::addComplete()
 {
-    if (!m_ev.hasDur)
+    if (!m_ev->hasDur)
         failEvent("a complete (\"X\") event has no \"dur\"");
-    if (m_ev.dur < 0)
+    if (m_ev->dur < 0)
         failEvent("\"dur\" is negative");
-    pushEvent(makeEvent(m_ev.ts, m_ev.dur));
+    pushEvent(makeEvent(m_ev->ts, m_ev->dur));
 }
 
 Event EventBuilder::makeEvent(int64_t start, int64_t duration)
@@ -203,29 +203,29 @@ Event EventBuilder::makeEvent(int64_t start, int64_t duration)
     Event e;
     e.start = start;
     e.duration = duration;
-    e.name = intern(m_ev.name);
-    e.kind = m_ev.ph == 'i' || m_ev.ph == 'I' ? EventKind::Instant : kindOf(m_ev.cat, m_ev.name);
+    e.name = intern(m_ev->name);
+    e.kind = m_ev->ph == 'i' || m_ev->ph == 'I' ? EventKind::Instant : kindOf(m_ev->cat, m_ev->name);
     e.track = TrackId(track());
     if (e.kind == EventKind::Memcpy || e.kind == EventKind::Memset)
-        e.bytes = float(m_args.bytes);
+        e.bytes = float(m_args->bytes);
     if (e.kind == EventKind::Memcpy) {
-        m_args.args.copyKind = copyKindOf(m_ev.name);
-        m_args.args.pinned = m_ev.name.find("Pinned") != std::string_view::npos;
-        m_args.known = true;
+        m_args->args.copyKind = copyKindOf(m_ev->name);
+        m_args->args.pinned = m_ev->name.find("Pinned") != std::string_view::npos;
+        m_args->known = true;
     }
     e.args = takeArgs();
-    if (isGpuKind(e.kind) || equals(m_ev.cat, "gpu_user_annotation"))
+    if (isGpuKind(e.kind) || equals(m_ev->cat, "gpu_user_annotation"))
         markGpu(e.track.value);
     return e;
 }
 
 ArgsId EventBuilder::takeArgs()
 {
-    if (!m_args.known && m_extra.empty())
+    if (!m_args->known && m_extra.empty())
         return {};
     if (!m_extra.empty())
-        m_args.args.extra = m_state.trace.strings.intern(m_extra);
-    m_state.args.push_back(m_args.args);
+        m_args->args.extra = m_state.trace.strings.intern(m_extra);
+    m_state.args.push_back(m_args->args);
     return ArgsId(static_cast<uint32_t>(m_state.args.size() - 1));
 }
 
@@ -234,7 +234,7 @@ void EventBuilder::markGpu(uint16_t index)
     PendingTrack &t = m_state.tracks[index];
     t.gpu = true;
     if (t.device < 0)
-        t.device = m_args.args.device;
+        t.device = m_args->args.device;
 }
 
 void EventBuilder::pushEvent(const Event &e)
@@ -247,9 +247,9 @@ void EventBuilder::pushEvent(const Event &e)
 // chrome://tracing does).
 void EventBuilder::openSlice()
 {
-    Event e = makeEvent(m_ev.ts, 0);
+    Event e = makeEvent(m_ev->ts, 0);
     m_open[e.track.value].push_back(e);
-    m_lastTs = std::max(m_lastTs, m_ev.ts);
+    m_lastTs = std::max(m_lastTs, m_ev->ts);
 }
 
 void EventBuilder::closeSlice()
@@ -259,9 +259,9 @@ void EventBuilder::closeSlice()
         return; // its B was before the capture started
     Event e = it->second.back();
     it->second.pop_back();
-    if (m_ev.ts < e.start)
+    if (m_ev->ts < e.start)
         failEvent("an \"E\" event ends before its \"B\" began");
-    e.duration = m_ev.ts - e.start;
+    e.duration = m_ev->ts - e.start;
     pushEvent(e);
 }
 
@@ -281,24 +281,24 @@ void EventBuilder::finish()
 
 void EventBuilder::addInstant()
 {
-    if (equals(m_ev.name, "[memory]"))
+    if (equals(m_ev->name, "[memory]"))
         return addMemory();
-    pushEvent(makeEvent(m_ev.ts, 0));
+    pushEvent(makeEvent(m_ev->ts, 0));
 }
 
 void EventBuilder::addMemory()
 {
     PendingMemory m;
-    m.ts = m_ev.ts;
-    m.address = m_args.address;
-    m.bytes = m_args.memBytes;
-    m.totalAllocated = m_args.totalAllocated;
-    m.totalReserved = m_args.totalReserved;
+    m.ts = m_ev->ts;
+    m.address = m_args->address;
+    m.bytes = m_args->memBytes;
+    m.totalAllocated = m_args->totalAllocated;
+    m.totalReserved = m_args->totalReserved;
     m.track = track();
     // Device Type 0 is the CPU (c10::DeviceType::CPU), whatever its id says.
-    m.device = static_cast<int16_t>(m_args.deviceType == 0 ? -1 : m_args.deviceId);
+    m.device = static_cast<int16_t>(m_args->deviceType == 0 ? -1 : m_args->deviceId);
     m_state.memory.push_back(m);
-    m_lastTs = std::max(m_lastTs, m_ev.ts);
+    m_lastTs = std::max(m_lastTs, m_ev->ts);
 }
 
 void EventBuilder::addCounter()
@@ -308,31 +308,31 @@ void EventBuilder::addCounter()
         const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
         if (ec != std::errc() || p != text.data() + text.size())
             continue;
-        const std::string name = key == m_ev.name ? std::string(m_ev.name)
-                                                  : std::string(m_ev.name) + " · " + std::string(key);
-        m_state.counters.push_back({m_ev.ts, value, counterSeries(name)});
+        const std::string name = key == m_ev->name ? std::string(m_ev->name)
+                                                  : std::string(m_ev->name) + " · " + std::string(key);
+        m_state.counters.push_back({m_ev->ts, value, counterSeries(name)});
     }
 }
 
 uint32_t EventBuilder::counterSeries(const std::string &name)
 {
-    std::string key = processKey(m_file, m_ev.pid) + '\x1f' + name;
+    std::string key = processKey(m_file, m_ev->pid) + '\x1f' + name;
     auto [it, added] = m_state.counterIndex.try_emplace(std::move(key), uint32_t(m_state.counterSeries.size()));
     if (added)
-        m_state.counterSeries.push_back({m_file, std::string(m_ev.pid), name});
+        m_state.counterSeries.push_back({m_file, std::string(m_ev->pid), name});
     return it->second;
 }
 
 void EventBuilder::addFlowEnd()
 {
     PendingFlowEnd f;
-    f.kind = flowKindOf(m_ev.cat, m_ev.name);
+    f.kind = flowKindOf(m_ev->cat, m_ev->name);
     f.id = flowId();
-    f.ts = m_ev.ts;
+    f.ts = m_ev->ts;
     f.track = track();
     f.order = static_cast<uint32_t>(m_state.flowEnds.size());
-    f.enclosing = m_ev.ph != 'f' || equals(m_ev.bp, "e");
-    f.phase = m_ev.ph;
+    f.enclosing = m_ev->ph != 'f' || equals(m_ev->bp, "e");
+    f.phase = m_ev->ph;
     f.file = m_file;
     m_state.flowEnds.push_back(f);
 }
@@ -342,29 +342,29 @@ void EventBuilder::addFlowEnd()
 uint64_t EventBuilder::flowId() const
 {
     uint64_t id = 0;
-    if (!parseInt(m_ev.id, id))
-        id = std::hash<std::string_view>{}(m_ev.id);
-    if (flowKindOf(m_ev.cat, m_ev.name) == FlowKind::User)
-        id ^= std::hash<std::string_view>{}(m_ev.cat) * 31;
+    if (!parseInt(m_ev->id, id))
+        id = std::hash<std::string_view>{}(m_ev->id);
+    if (flowKindOf(m_ev->cat, m_ev->name) == FlowKind::User)
+        id ^= std::hash<std::string_view>{}(m_ev->cat) * 31;
     return id;
 }
 
 void EventBuilder::addMetadata()
 {
-    if (m_ev.name == "process_name" || m_ev.name == "process_labels" || m_ev.name == "process_sort_index") {
-        ProcessMeta &p = m_state.processes[processKey(m_file, m_ev.pid)];
-        if (m_ev.name == "process_name")
-            p.name = m_args.name;
-        else if (m_ev.name == "process_labels")
-            p.labels = m_args.labels;
+    if (m_ev->name == "process_name" || m_ev->name == "process_labels" || m_ev->name == "process_sort_index") {
+        ProcessMeta &p = m_state.processes[processKey(m_file, m_ev->pid)];
+        if (m_ev->name == "process_name")
+            p.name = m_args->name;
+        else if (m_ev->name == "process_labels")
+            p.labels = m_args->labels;
         else
-            p.hasSort = m_args.hasSort, p.sortIndex = m_args.sortIndex;
-    } else if (m_ev.name == "thread_name" || m_ev.name == "thread_sort_index") {
-        ThreadMeta &t = m_state.threads[trackKey(m_file, m_ev.pid, m_ev.tid)];
-        if (m_ev.name == "thread_name")
-            t.name = trimRight(m_args.name);
+            p.hasSort = m_args->hasSort, p.sortIndex = m_args->sortIndex;
+    } else if (m_ev->name == "thread_name" || m_ev->name == "thread_sort_index") {
+        ThreadMeta &t = m_state.threads[trackKey(m_file, m_ev->pid, m_ev->tid)];
+        if (m_ev->name == "thread_name")
+            t.name = trimRight(m_args->name);
         else
-            t.hasSort = m_args.hasSort, t.sortIndex = m_args.sortIndex;
+            t.hasSort = m_args->hasSort, t.sortIndex = m_args->sortIndex;
     }
 }
 

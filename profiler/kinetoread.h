@@ -94,7 +94,7 @@ class EventBuilder
 {
 public:
     EventBuilder(const JsonBuffer &buffer, uint32_t file, ImportState &state);
-    void add(const ReadBatch &batch);
+    void add(ReadBatch &batch); // completes the batch's args fields in place
     // Ranges whose "E" never came end with the file; the run says it is incomplete.
     void finish();
 
@@ -131,8 +131,8 @@ private:
     const std::string m_path;
     // The event being handled.
     const ReadEvent *m_read = nullptr;
-    RawEvent m_ev;
-    ArgsFields m_args;
+    const RawEvent *m_ev = nullptr; // in the batch
+    ArgsFields *m_args = nullptr;
     std::string m_extra;               // the args EventArgs has no field for, as one JSON object
     std::vector<NumberArg> m_numbers;  // for counters
 
