@@ -42,13 +42,70 @@ bool validString(std::string_view s)
     return true;
 }
 
+bool isDigit(char c)
+{
+    return static_cast<unsigned char>(c - '0') < 10;
+}
+
+// ---- digit runs eight bytes at a time: times and ids are 16-19 digits ----
+
+uint64_t load8(const char *p)
+{
+    uint64_t x;
+    std::memcpy(&x, p, 8);
+    return x; // little-endian: the first character is the lowest byte
+}
+
+// The bytes of x that are not ASCII digits, as set bits. A byte is a digit
+// when its high nibble is 3 and stays 3 after adding 6 (so it is at most '9').
+// A carry out of a byte over 0xf9 disturbs only the bytes after that
+// non-digit, so the lowest set byte is always the first non-digit.
+uint64_t nonDigitBytes(uint64_t x)
+{
+    constexpr uint64_t kHigh = 0xf0f0f0f0f0f0f0f0ull, kThrees = 0x3030303030303030ull, kSixes = 0x0606060606060606ull;
+    return ((x & kHigh) ^ kThrees) | (((x + kSixes) & kHigh) ^ kThrees);
+}
+
+// Past the run of digits that starts at p.
+const char *skipDigits(const char *p, const char *end)
+{
+    for (; end - p >= 8; p += 8) {
+        if (const uint64_t other = nonDigitBytes(load8(p)))
+            return p + (__builtin_ctzll(other) >> 3);
+    }
+    while (p != end && isDigit(*p))
+        ++p;
+    return p;
+}
+
+// Eight digits to their value: neighbours pair up into 0-99, then the pairs
+// into two halves of 0-9999 each, then those, by three multiplications.
+uint64_t eightDigitsValue(uint64_t x)
+{
+    x -= 0x3030303030303030ull;
+    x = x * 10 + (x >> 8);
+    constexpr uint64_t kLowPairs = 0x000000ff000000ffull;
+    return (((x & kLowPairs) * (100 + (1000000ull << 32))) + (((x >> 16) & kLowPairs) * (1 + (10000ull << 32))))
+        >> 32;
+}
+
+// The value of `count` (at most 19) digits at p.
+uint64_t digitsValue(const char *p, size_t count)
+{
+    uint64_t v = 0;
+    for (; count >= 8; count -= 8, p += 8)
+        v = v * 100'000'000 + eightDigitsValue(load8(p));
+    for (; count; --count)
+        v = v * 10 + uint64_t(*p++ - '0');
+    return v;
+}
+
 bool validNumber(std::string_view s)
 {
     size_t i = s.starts_with('-') ? 1 : 0;
     auto digits = [&] {
         const size_t from = i;
-        while (i < s.size() && s[i] >= '0' && s[i] <= '9')
-            ++i;
+        i = size_t(skipDigits(s.data() + i, s.data() + s.size()) - s.data());
         return i - from;
     };
     const size_t first = i;
@@ -183,11 +240,6 @@ FlowKind flowKindOf(std::string_view cat, std::string_view name)
 
 namespace {
 
-bool isDigit(char c)
-{
-    return static_cast<unsigned char>(c - '0') < 10;
-}
-
 // Exponent forms are rare (no profiler writes them); they go through double.
 bool exponentMicrosToNs(std::string_view text, int64_t &ns)
 {
@@ -220,16 +272,19 @@ bool microsTextToNs(std::string_view text, int64_t &ns)
     const bool negative = p != end && *p == '-';
     p += negative;
     const char *whole = p;
-    while (p != end && isDigit(*p))
-        ++p;
+    p = skipDigits(p, end);
+    const size_t count = size_t(p - whole);
+    if (count == 0 || (*whole == '0' && count > 1))
+        return false;
     int64_t us = 0;
-    if (p == whole || (*whole == '0' && p - whole > 1) || !parseInt(std::string_view(whole, size_t(p - whole)), us))
+    if (count <= 18) // fits in int64_t unchecked
+        us = int64_t(digitsValue(whole, count));
+    else if (!parseInt(std::string_view(whole, count), us))
         return false;
     int64_t sub = 0;
     if (p != end && *p == '.') {
         const char *fraction = ++p;
-        while (p != end && isDigit(*p))
-            ++p;
+        p = skipDigits(p, end);
         if (p == fraction)
             return false;
         sub = fractionNs(fraction, size_t(p - fraction));

@@ -6,6 +6,8 @@
 #include "profiler/importer.h"
 
 #include "core/tensor/tensor.h"
+#include "profiler/kinetoimport.h"
+#include "profiler/kinetotext.h"
 #include "profiler/statistics.h"
 #include "tests/qteststring.h"
 
@@ -218,6 +220,83 @@ const Event *findEvent(const Trace &trace, const Run &run, std::string_view name
     return nullptr;
 }
 
+// JSON's number grammar one character at a time, and the ns a µs text means
+// (the first three fraction digits; a fourth of 5 or more rounds up): the
+// reference for the importer's eight-bytes-at-a-time digit runs.
+struct ReferenceNumber {
+    bool valid = false;
+    bool exponent = false;
+    bool fits = false; // the ns fit in int64_t
+    int64_t ns = 0;
+};
+
+ReferenceNumber referenceNumber(const std::string &s)
+{
+    ReferenceNumber r;
+    const auto digit = [&](size_t i) { return i < s.size() && s[i] >= '0' && s[i] <= '9'; };
+    size_t i = s.starts_with('-') ? 1 : 0;
+    const size_t whole = i;
+    int64_t us = 0;
+    bool overflow = false;
+    for (; digit(i); ++i)
+        overflow |= __builtin_mul_overflow(us, int64_t(10), &us) || __builtin_add_overflow(us, int64_t(s[i] - '0'), &us);
+    if (i == whole || (s[whole] == '0' && i - whole > 1))
+        return r;
+    int64_t sub = 0;
+    if (i < s.size() && s[i] == '.') {
+        const size_t fraction = ++i;
+        while (digit(i))
+            ++i;
+        if (i == fraction)
+            return r;
+        for (size_t k = 0; k < 3; ++k)
+            sub = sub * 10 + (fraction + k < i ? s[fraction + k] - '0' : 0);
+        sub += i - fraction > 3 && s[fraction + 3] >= '5';
+    }
+    if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+        r.exponent = true;
+        ++i;
+        if (i < s.size() && (s[i] == '+' || s[i] == '-'))
+            ++i;
+        const size_t from = i;
+        while (digit(i))
+            ++i;
+        if (i == from)
+            return r;
+    }
+    r.valid = i == s.size();
+    int64_t ns = 0;
+    r.fits = !overflow && !__builtin_mul_overflow(us, int64_t(1000), &ns) && !__builtin_add_overflow(ns, sub, &ns);
+    r.ns = r.fits ? (s.starts_with('-') ? -ns : ns) : 0;
+    return r;
+}
+
+// Numbers as writers make them, and byte soup around digits: '/' and ':'
+// neighbour the digits, and bytes from 0xfa carry when six is added.
+std::string randomNumberText(std::mt19937 &rng)
+{
+    const auto pick = [&](int n) { return int(rng() % unsigned(n)); };
+    std::string s;
+    if (pick(2)) {
+        static const char kSoup[] = "0123456789012345678901234567890123456789.-eE+/:x \xfa\xff";
+        for (int n = pick(25); n > 0; --n)
+            s.push_back(kSoup[pick(sizeof kSoup - 1)]);
+        return s;
+    }
+    if (pick(4) == 0)
+        s.push_back('-');
+    for (int n = 1 + pick(20); n > 0; --n)
+        s.push_back(char('0' + pick(10)));
+    if (pick(2)) {
+        s.push_back('.');
+        for (int n = 1 + pick(9); n > 0; --n)
+            s.push_back(char('0' + pick(10)));
+    }
+    if (pick(10) == 0)
+        s += pick(2) ? "e-3" : "E+2";
+    return s;
+}
+
 } // namespace
 
 class TestProfilerImport : public QObject
@@ -241,6 +320,7 @@ private slots:
     void escapedKeysAndStrings();
     void bareArrayOfEveryPhase();
     void fractionalMicrosAreExact();
+    void numberTextsAgainstReference();
     void unfinishedRangeMarksRunIncomplete();
     void importTracesDispatches();
 
@@ -588,6 +668,30 @@ void TestProfilerImport::fractionalMicrosAreExact()
     QCOMPARE(b->duration, int64_t(1)); // half a ns rounds up
     QCOMPARE(run.info.originNs, int64_t(1'712'195'495'519'689'005));
     QCOMPARE(run.info.wallStartUnixNs, run.info.originNs);
+}
+
+// The time fields' one-pass conversion and the number check of every other
+// scalar against the reference above, on 200,000 texts.
+void TestProfilerImport::numberTextsAgainstReference()
+{
+    std::mt19937 rng(20261203);
+    int valid = 0, converted = 0;
+    for (int i = 0; i < 200'000; ++i) {
+        const std::string text = randomNumberText(rng);
+        const ReferenceNumber want = referenceNumber(text);
+        QVERIFY2(kineto::validScalar(text) == want.valid, text.c_str()); // no text here starts with t, f, n or "
+        int64_t ns = 0;
+        const bool ok = kineto::microsTextToNs(text, ns);
+        valid += want.valid;
+        if (want.exponent)
+            continue; // exponent forms go through double
+        QVERIFY2(ok == (want.valid && want.fits), text.c_str());
+        if (ok) {
+            QCOMPARE(ns, want.ns);
+            ++converted;
+        }
+    }
+    QVERIFY(valid > 50'000 && converted > 30'000); // the generator makes both kinds
 }
 
 void TestProfilerImport::unfinishedRangeMarksRunIncomplete()
