@@ -29,10 +29,7 @@ public:
     void finish();                    // zeroes the padding
 
 private:
-    struct Free {
-        void operator()(char *p) const;
-    };
-    std::unique_ptr<char[], Free> m_data;
+    std::unique_ptr<char[]> m_data;
     size_t m_size = 0;
     size_t m_capacity = 0; // usable bytes; the padding comes on top
 };

@@ -10,15 +10,12 @@
 #include <zlib.h>
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <new>
 #include <stop_token>
 #include <thread>
 
@@ -228,40 +225,12 @@ private:
 
 } // namespace
 
-void JsonBuffer::Free::operator()(char *p) const
-{
-    std::free(p);
-}
-
-namespace {
-
-// Filling a fresh buffer is mostly the kernel faulting in its pages, one 4 KiB
-// page at a time; a big buffer asks for 2 MiB pages instead. Left
-// uninitialized: untouched capacity costs address space, not memory.
-char *allocateBuffer(size_t bytes)
-{
-    constexpr size_t kHuge = size_t(2) << 20;
-    if (bytes < 2 * kHuge) {
-        char *p = static_cast<char *>(std::malloc(bytes));
-        if (!p)
-            throw std::bad_alloc();
-        return p;
-    }
-    const size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
-    char *p = static_cast<char *>(std::aligned_alloc(kHuge, rounded));
-    if (!p)
-        throw std::bad_alloc();
-    ::madvise(p, rounded, MADV_HUGEPAGE); // advice only: without it, small pages
-    return p;
-}
-
-} // namespace
-
 void JsonBuffer::reserve(size_t bytes)
 {
     if (bytes <= m_capacity)
         return;
-    std::unique_ptr<char[], Free> grown(allocateBuffer(bytes + simdjson::SIMDJSON_PADDING));
+    // Default-initialized: untouched capacity costs address space, not memory.
+    std::unique_ptr<char[]> grown(new char[bytes + simdjson::SIMDJSON_PADDING]);
     if (m_size)
         std::memcpy(grown.get(), m_data.get(), m_size);
     m_data = std::move(grown);
