@@ -31,10 +31,19 @@ bool importFile(const std::string &path, uint32_t file, kineto::ImportState &sta
     info.path = path;
     state.files.push_back(std::move(info));
     kineto::JsonBuffer buffer;
-    if (!kineto::readJsonFile(path, buffer, progress))
+    kineto::DeferredCheck check; // declared after the buffer it reads, so joined first
+    if (!kineto::readJsonFile(path, buffer, progress, check))
         return false;
-    if (!kineto::parseDocument(buffer, file, state, progress))
+    bool parsed = false;
+    try {
+        parsed = kineto::parseDocument(buffer, file, state, progress);
+    } catch (...) {
+        check.wait(); // damaged gzip data explains whatever the parse found
+        throw;
+    }
+    if (!parsed)
         return false;
+    check.wait();
     progress.endFile();
     return true;
 }

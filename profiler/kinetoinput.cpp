@@ -18,6 +18,7 @@
 #include <fstream>
 #include <stop_token>
 #include <thread>
+#include <utility>
 
 namespace fusescope::profiler::kineto {
 
@@ -46,6 +47,36 @@ size_t gzipSizeHint(std::ifstream &in, uint64_t fileBytes)
     return std::min<size_t>(hint, size_t(fileBytes) * 64);
 }
 
+// One gzip member of the file: where its output and its compressed bytes end.
+struct GzipMember {
+    uint64_t outBegin = 0, outEnd = 0;
+    uint64_t inEnd = 0; // the byte after its trailer (CRC-32, then the length mod 2^32)
+    uint32_t crc = 0;   // as the trailer says
+};
+
+// " (member 2)" where the file has several members.
+std::string whichMember(size_t index, size_t count)
+{
+    return count > 1 ? " (member " + std::to_string(index + 1) + ")" : std::string();
+}
+
+// The CRC-32 of every member's bytes against its trailer: "" or the error.
+std::string checkCrcs(const std::string &path, const char *data, const std::vector<GzipMember> &members)
+{
+    for (size_t i = 0; i < members.size(); ++i) {
+        const GzipMember &m = members[i];
+        const auto crc = uint32_t(crc32_z(crc32_z(0, nullptr, 0), reinterpret_cast<const Bytef *>(data + m.outBegin),
+                                          z_size_t(m.outEnd - m.outBegin)));
+        if (crc != m.crc)
+            return path + ": corrupt gzip data: the decompressed bytes fail the CRC-32 check"
+                 + whichMember(i, members.size());
+    }
+    return {};
+}
+
+// Below this much output the CRC check runs on the reading thread.
+constexpr uint64_t kCheckOnThreadFrom = uint64_t(4) << 20;
+
 class GzipReader
 {
 public:
@@ -54,6 +85,7 @@ public:
         // 32 + MAX_WBITS: accept a gzip or zlib header.
         if (inflateInit2(&m_z, 32 + MAX_WBITS) != Z_OK)
             fail(path, "cannot start zlib");
+        startMember(0x1f); // the caller saw gzip's magic
     }
     ~GzipReader() { inflateEnd(&m_z); }
     GzipReader(const GzipReader &) = delete;
@@ -76,7 +108,22 @@ public:
         }
         if (!m_ended)
             fail(m_path, "the gzip stream is truncated at compressed byte " + std::to_string(m_z.total_in));
+        readTrailers();
         return true;
+    }
+
+    // The gzip members' CRC-32 check, here or, for a big file, on `check`'s
+    // thread. zlib's own check is off for them (inflateValidate); the lengths
+    // were checked by readTrailers.
+    void checkCrcs(DeferredCheck &check) const
+    {
+        const char *data = m_out.data();
+        if (m_out.size() < kCheckOnThreadFrom) {
+            if (std::string error = kineto::checkCrcs(m_path, data, m_members); !error.empty())
+                throw Error(error);
+            return;
+        }
+        check.start([path = m_path, data, members = m_members] { return kineto::checkCrcs(path, data, members); });
     }
 
 private:
@@ -95,8 +142,13 @@ private:
             const uInt before = m_z.avail_out;
             const int rc = inflate(&m_z, Z_NO_FLUSH);
             m_out.commit(before - m_z.avail_out);
-            if (rc == Z_STREAM_END)
+            if (rc == Z_STREAM_END) {
                 m_ended = true;
+                if (m_ownCheck) {
+                    m_members.back().outEnd = m_z.total_out;
+                    m_members.back().inEnd = m_z.total_in;
+                }
+            }
             else if (rc != Z_OK && rc != Z_BUF_ERROR)
                 fail(m_path, std::string("corrupt gzip data at compressed byte ") + std::to_string(m_z.total_in)
                                  + " (" + (m_z.msg ? m_z.msg : zError(rc)) + ")");
@@ -117,7 +169,41 @@ private:
         m_z.total_in = in;
         m_z.total_out = out;
         m_ended = false;
+        startMember(*m_z.next_in);
         return true;
+    }
+
+    // A gzip member's CRC is checked here, off the inflating thread for a big
+    // file; a zlib-wrapped one (whose first byte is never 0x1f) keeps zlib's
+    // Adler-32 check.
+    void startMember(unsigned char firstByte)
+    {
+        m_ownCheck = firstByte == 0x1f;
+        inflateValidate(&m_z, m_ownCheck ? 0 : 1);
+        if (m_ownCheck)
+            m_members.push_back({m_z.total_out, m_z.total_out, 0, 0});
+    }
+
+    // Each member's trailer, read back from the file: its CRC for the check,
+    // and its length mod 2^32, which zlib no longer checks either.
+    void readTrailers()
+    {
+        m_in.clear();
+        for (size_t i = 0; i < m_members.size(); ++i) {
+            GzipMember &m = m_members[i];
+            unsigned char t[8] = {};
+            m_in.seekg(std::streamoff(m.inEnd - 8));
+            m_in.read(reinterpret_cast<char *>(t), 8);
+            if (m_in.gcount() != 8)
+                fail(m_path, "cannot be read back at compressed byte " + std::to_string(m.inEnd - 8));
+            const auto le32 = [](const unsigned char *b) {
+                return uint32_t(b[0]) | uint32_t(b[1]) << 8 | uint32_t(b[2]) << 16 | uint32_t(b[3]) << 24;
+            };
+            m.crc = le32(t);
+            if (le32(t + 4) != uint32_t(m.outEnd - m.outBegin))
+                fail(m_path, "corrupt gzip data: the decompressed length fails the gzip length check"
+                                 + whichMember(i, m_members.size()));
+        }
     }
 
     const std::string &m_path;
@@ -125,6 +211,8 @@ private:
     JsonBuffer &m_out;
     z_stream m_z{};
     bool m_ended = false;
+    bool m_ownCheck = false; // the member being read is gzip: its CRC is ours to check
+    std::vector<GzipMember> m_members;
 };
 
 // Reads bytes [begin, end) of the file into `to` a block at a time, until done
@@ -272,7 +360,32 @@ void ImportProgress::report(uint64_t done)
     m_control.progress(std::min(done, m_total), m_total);
 }
 
-bool readJsonFile(const std::string &path, JsonBuffer &buffer, ImportProgress &progress)
+void DeferredCheck::start(std::function<std::string()> check)
+{
+    m_thread = std::thread([this, check = std::move(check)] {
+        try {
+            m_error = check();
+        } catch (const std::exception &e) {
+            m_error = e.what();
+        }
+    });
+}
+
+void DeferredCheck::wait()
+{
+    if (m_thread.joinable())
+        m_thread.join();
+    if (!m_error.empty())
+        throw Error(std::exchange(m_error, {}));
+}
+
+DeferredCheck::~DeferredCheck()
+{
+    if (m_thread.joinable())
+        m_thread.join();
+}
+
+bool readJsonFile(const std::string &path, JsonBuffer &buffer, ImportProgress &progress, DeferredCheck &check)
 {
     std::ifstream in(path, std::ios::binary | std::ios::ate);
     if (!in)
@@ -288,16 +401,18 @@ bool readJsonFile(const std::string &path, JsonBuffer &buffer, ImportProgress &p
     unsigned char magic[2] = {};
     in.read(reinterpret_cast<char *>(magic), 2);
     in.seekg(0);
-    bool done = true;
     if (magic[0] == 0x1f && magic[1] == 0x8b) {
         buffer.reserve(gzipSizeHint(in, fileBytes));
         GzipReader reader(path, in, buffer);
-        done = reader.run(progress);
-    } else {
-        in.close();
-        PlainReader reader(path);
-        done = reader.run(fileBytes, buffer, progress);
+        const bool done = reader.run(progress);
+        buffer.finish(); // before the check may start reading the buffer on its thread
+        if (done)
+            reader.checkCrcs(check);
+        return done;
     }
+    in.close();
+    PlainReader reader(path);
+    const bool done = reader.run(fileBytes, buffer, progress);
     buffer.finish();
     return done;
 }

@@ -297,6 +297,44 @@ std::string randomNumberText(std::mt19937 &rng)
     return s;
 }
 
+
+// `text` deflated by zlib as one gzip member, or as a zlib stream.
+std::string deflated(std::string_view text, bool gzip)
+{
+    z_stream z{};
+    if (deflateInit2(&z, 6, Z_DEFLATED, gzip ? 16 + MAX_WBITS : MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return {};
+    std::string out(deflateBound(&z, uLong(text.size())), '\0');
+    z.next_in = reinterpret_cast<Bytef *>(const_cast<char *>(text.data()));
+    z.avail_in = uInt(text.size());
+    z.next_out = reinterpret_cast<Bytef *>(out.data());
+    z.avail_out = uInt(out.size());
+    const int rc = deflate(&z, Z_FINISH);
+    out.resize(z.total_out);
+    deflateEnd(&z);
+    return rc == Z_STREAM_END ? out : std::string();
+}
+
+// A trace of `events` complete events, as JSON text.
+std::string traceOfEvents(int events)
+{
+    std::string json = R"({"traceEvents":[)";
+    for (int i = 0; i < events; ++i)
+        json += std::string(i ? "," : "") + R"({"ph":"X","cat":"cpu_op","name":"op)" + std::to_string(i % 7)
+              + R"(","pid":1,"tid":1,"ts":)" + std::to_string(10 * i) + R"(,"dur":5})";
+    return json + "]}";
+}
+
+void expectImportError(const std::string &path, const std::string &message)
+{
+    try {
+        importKineto({path});
+        QFAIL("no error");
+    } catch (const Error &e) {
+        QVERIFY2(std::string(e.what()).starts_with(path + ": "), e.what());
+        QVERIFY2(std::string(e.what()).find(message) != std::string::npos, e.what());
+    }
+}
 } // namespace
 
 class TestProfilerImport : public QObject
@@ -321,6 +359,7 @@ private slots:
     void bareArrayOfEveryPhase();
     void fractionalMicrosAreExact();
     void numberTextsAgainstReference();
+    void gzipMembersAndChecks();
     void unfinishedRangeMarksRunIncomplete();
     void importTracesDispatches();
 
@@ -692,6 +731,45 @@ void TestProfilerImport::numberTextsAgainstReference()
         }
     }
     QVERIFY(valid > 50'000 && converted > 30'000); // the generator makes both kinds
+}
+
+// Concatenated members import as one file; each gzip member's CRC-32 and
+// length are checked against its trailer (by this import, not zlib), also
+// on the second thread a big file's check runs on; a zlib-wrapped member
+// keeps zlib's own check.
+void TestProfilerImport::gzipMembersAndChecks()
+{
+    for (const int events : {3, 60'000}) { // 60,000 events: 5 MB, checked on another thread
+        const std::string json = traceOfEvents(events);
+        const size_t half = json.size() / 2;
+        const std::string a = deflated(json.substr(0, half), true), b = deflated(json.substr(half), true);
+        QVERIFY(!a.empty() && !b.empty());
+        const std::string path = tmpPath("members.json.gz");
+        writeBytes(path, a + b);
+        QCOMPARE(importOne(path).runs.at(0).events.size(), size_t(events));
+        const std::string zlibMember = deflated(json.substr(half), false);
+        writeBytes(path, a + zlibMember);
+        QCOMPARE(importOne(path).runs.at(0).events.size(), size_t(events));
+
+        std::string damaged = a + b;
+        damaged[damaged.size() - 8] ^= 0x01; // member 2's CRC
+        writeBytes(path, damaged);
+        expectImportError(path, "fail the CRC-32 check (member 2)");
+        damaged = a + b;
+        damaged[a.size() - 4] ^= 0x01; // member 1's length
+        writeBytes(path, damaged);
+        expectImportError(path, "fails the gzip length check (member 1)");
+        damaged = a + zlibMember;
+        damaged[damaged.size() - 1] ^= 0x01; // the zlib member's Adler-32
+        writeBytes(path, damaged);
+        expectImportError(path, "corrupt gzip data");
+        writeBytes(path, deflated(json, true));
+        QCOMPARE(importOne(path).runs.at(0).events.size(), size_t(events));
+        damaged = deflated(json, true);
+        damaged[damaged.size() - 5] ^= 0x80; // the single member's CRC
+        writeBytes(path, damaged);
+        expectImportError(path, "fail the CRC-32 check");
+    }
 }
 
 void TestProfilerImport::unfinishedRangeMarksRunIncomplete()
