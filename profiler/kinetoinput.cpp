@@ -35,6 +35,12 @@ constexpr size_t kBlock = size_t(1) << 20; // read and report every MiB
     throw Error(path + ": " + what);
 }
 
+// gzip's trailer fields are 32-bit little-endian.
+uint32_t le32(const unsigned char *b)
+{
+    return uint32_t(b[0]) | uint32_t(b[1]) << 8 | uint32_t(b[2]) << 16 | uint32_t(b[3]) << 24;
+}
+
 // gzip keeps the uncompressed size mod 2^32 in its last four bytes: a good
 // first guess for the buffer, so a usual trace needs no regrowth.
 size_t gzipSizeHint(std::ifstream &in, uint64_t fileBytes)
@@ -46,7 +52,7 @@ size_t gzipSizeHint(std::ifstream &in, uint64_t fileBytes)
     in.read(reinterpret_cast<char *>(tail), 4);
     in.clear();
     in.seekg(0);
-    const size_t hint = size_t(tail[0]) | size_t(tail[1]) << 8 | size_t(tail[2]) << 16 | size_t(tail[3]) << 24;
+    const size_t hint = le32(tail);
     // A damaged tail must not reserve gigabytes; JSON rarely deflates past 64:1.
     return std::min<size_t>(hint, size_t(fileBytes) * 64);
 }
@@ -265,9 +271,6 @@ private:
             m_in.read(reinterpret_cast<char *>(t), 8);
             if (m_in.gcount() != 8)
                 fail(m_path, "cannot be read back at compressed byte " + std::to_string(m.inEnd - 8));
-            const auto le32 = [](const unsigned char *b) {
-                return uint32_t(b[0]) | uint32_t(b[1]) << 8 | uint32_t(b[2]) << 16 | uint32_t(b[3]) << 24;
-            };
             m.crc = le32(t);
             if (le32(t + 4) != uint32_t(m.outEnd - m.outBegin))
                 fail(m_path, "corrupt gzip data: the decompressed length fails the gzip length check"
