@@ -101,7 +101,8 @@ nlohmann::json planToJson(const MemoryPlan &plan)
     for (const BufferPlan &b : plan.buffers)
         buffers.push_back({{"node", b.value.node->id}, {"output", b.value.index}, {"bytes", b.bytes},
                            {"offset", b.offset}, {"first_kernel", b.first}, {"last_kernel", b.last},
-                           {"graph_output", b.graphOutput}, {"in_place_of", b.inPlaceOf}});
+                           {"graph_output", b.graphOutput}, {"in_place_of", b.inPlaceOf}, {"part_of", b.partOf},
+                           {"part_offset", b.partOffset}, {"view_of_parts", b.viewOfParts}});
     return {{"arena_bytes", plan.arenaBytes}, {"unplanned_bytes", plan.unplannedBytes},
             {"live_bytes_bound", plan.liveBytesBound}, {"buffers", buffers}};
 }

@@ -60,7 +60,10 @@ std::vector<BufferPlan> collectBuffers(const Graph &graph, const Schedule &sched
 // written by an earlier kernel and read by nothing that could write over it,
 // each input is placed inside the output at its offset, so the producing
 // kernels write the concatenation and the cat has nothing to copy
-// (SqueezeNet's fire modules, DenseNet's first concatenation of each feature).
+// (SqueezeNet's fire modules). Later cats are placed first: DenseNet's last
+// cat of a block holds every feature of the block, and each earlier cat of the
+// block then finds its inputs one after another inside it and becomes a view
+// of that stretch.
 
 // The byte offset of each input in the output, or nothing when the layout
 // does not allow it.
@@ -89,41 +92,99 @@ std::optional<std::vector<int64_t>> concatLayout(const Node &cat)
     return offsets;
 }
 
+// The buffers of a cat's inputs, or nothing when one is a view, a graph
+// output, listed twice or missing.
+std::optional<std::vector<int>> concatInputs(const Node &cat, const MemoryPlan &plan)
+{
+    std::vector<int> inputs;
+    for (const NodeRef &r : cat.args()[0].refs) {
+        const int i = isAliasView(*r.node) ? -1 : plan.indexOf(r);
+        if (i < 0 || plan.buffers[static_cast<size_t>(i)].graphOutput
+            || std::find(inputs.begin(), inputs.end(), i) != inputs.end())
+            return std::nullopt;
+        inputs.push_back(i);
+    }
+    return inputs;
+}
+
+// Places free inputs inside the cat's output c.
+bool claimParts(int c, const std::vector<int> &inputs, const std::vector<int64_t> &offsets, MemoryPlan &plan)
+{
+    for (int i : inputs) {
+        if (plan.buffers[static_cast<size_t>(i)].partOf >= 0)
+            return false;
+    }
+    plan.buffers[static_cast<size_t>(c)].holdsParts = true;
+    for (size_t p = 0; p < inputs.size(); ++p) {
+        BufferPlan &part = plan.buffers[static_cast<size_t>(inputs[p])];
+        part.partOf = c;
+        part.partOffset = offsets[p];
+    }
+    return true;
+}
+
+// The outermost buffer b lies in, and b's byte offset inside it.
+std::pair<int, int64_t> placeInRoot(const std::vector<BufferPlan> &buffers, int b)
+{
+    int64_t offset = 0;
+    for (; buffers[static_cast<size_t>(b)].partOf >= 0; b = buffers[static_cast<size_t>(b)].partOf)
+        offset += buffers[static_cast<size_t>(b)].partOffset;
+    return {b, offset};
+}
+
+// Makes the cat's output c a view of a placed cat that holds its inputs one
+// after another.
+bool viewInsidePlaced(int c, const std::vector<int> &inputs, MemoryPlan &plan)
+{
+    BufferPlan &out = plan.buffers[static_cast<size_t>(c)];
+    if (out.partOf >= 0 || out.holdsParts || inputs.empty())
+        return false;
+    const auto [root, start] = placeInRoot(plan.buffers, inputs.front());
+    int64_t at = start;
+    for (int i : inputs) {
+        if (plan.buffers[static_cast<size_t>(i)].partOf < 0 || placeInRoot(plan.buffers, i) != std::pair{root, at})
+            return false;
+        at += plan.buffers[static_cast<size_t>(i)].bytes;
+    }
+    if (root == c)
+        return false;
+    out.partOf = root;
+    out.partOffset = start;
+    out.viewOfParts = true;
+    return true;
+}
+
 void placeConcatInputs(const Schedule &schedule, MemoryPlan &plan, PassLog &log)
 {
-    std::vector<BufferPlan> &buffers = plan.buffers;
-    for (size_t k = 0; k < schedule.kernels.size(); ++k) {
+    for (size_t k = schedule.kernels.size(); k-- > 0;) {
         const Kernel &kernel = schedule.kernels[k];
         if (kernel.kind != KernelKind::Extern || !kernel.anchor || kernel.anchor->target != "aten.cat")
             continue;
         const int c = plan.indexOf(kernel.anchor->out());
         const std::optional<std::vector<int64_t>> offsets = concatLayout(*kernel.anchor);
-        if (c < 0 || buffers[static_cast<size_t>(c)].graphOutput || !offsets)
+        const std::optional<std::vector<int>> inputs
+            = offsets ? concatInputs(*kernel.anchor, plan) : std::nullopt;
+        if (c < 0 || plan.buffers[static_cast<size_t>(c)].graphOutput || !inputs)
             continue;
-        std::vector<int> parts;
-        for (const NodeRef &r : kernel.anchor->args()[0].refs) {
-            const int i = isAliasView(*r.node) ? -1 : plan.indexOf(r);
-            const bool usable = i >= 0 && !buffers[static_cast<size_t>(i)].graphOutput
-                && buffers[static_cast<size_t>(i)].partOf < 0
-                && std::find(parts.begin(), parts.end(), i) == parts.end();
-            if (!usable)
-                break;
-            parts.push_back(i);
-        }
-        if (parts.size() != offsets->size())
+        if (claimParts(c, *inputs, *offsets, plan)) {
+            log.push_back(kernel.name + ": its " + std::to_string(inputs->size())
+                          + " inputs are written in place in its output, nothing to copy");
+        } else if (viewInsidePlaced(c, *inputs, plan)) {
+            const BufferPlan &root = plan.buffers[static_cast<size_t>(plan.buffers[static_cast<size_t>(c)].partOf)];
+            log.push_back(kernel.name + ": its inputs lie one after another in the output of "
+                          + schedule.kernels[static_cast<size_t>(root.first)].name + ", a view of them, nothing to copy");
+        } else {
             continue;
-        BufferPlan &whole = buffers[static_cast<size_t>(c)];
-        whole.holdsParts = true;
-        for (size_t p = 0; p < parts.size(); ++p) {
-            BufferPlan &part = buffers[static_cast<size_t>(parts[p])];
-            part.partOf = c;
-            part.partOffset = (*offsets)[p];
-            whole.first = std::min(whole.first, part.first);
-            whole.last = std::max(whole.last, part.last);
         }
         plan.concatsInPlace.push_back(static_cast<int>(k));
-        log.push_back(kernel.name + ": its " + std::to_string(parts.size())
-                      + " inputs are written in place in its output, nothing to copy");
+    }
+    std::reverse(plan.concatsInPlace.begin(), plan.concatsInPlace.end());
+    // The outermost buffer's slot holds every part and view for all their lives.
+    for (size_t b = 0; b < plan.buffers.size(); ++b) {
+        const int root = placeInRoot(plan.buffers, static_cast<int>(b)).first;
+        BufferPlan &r = plan.buffers[static_cast<size_t>(root)];
+        r.first = std::min(r.first, plan.buffers[b].first);
+        r.last = std::max(r.last, plan.buffers[b].last);
     }
 }
 
@@ -160,7 +221,7 @@ void pairInPlace(const Schedule &schedule, std::vector<BufferPlan> &buffers)
             continue; // BLAS writes its output while it still reads its operands; a concatenation's places are set
         for (size_t i = 0; i < buffers.size(); ++i) {
             BufferPlan &in = buffers[i];
-            if (i == o || taken[i] || in.last != out.first || in.inPlaceOf >= 0 || in.partOf >= 0
+            if (i == o || taken[i] || in.last != out.first || in.inPlaceOf >= 0 || in.partOf >= 0 || in.holdsParts
                 || !canWriteOver(k, in, out))
                 continue;
             const bool readHere = std::find(k.inputs.begin(), k.inputs.end(), in.value) != k.inputs.end()

@@ -2,7 +2,8 @@
 // The `plan-memory` stage: every value a kernel writes gets a place in one
 // arena, reused once its last reader has run; an elementwise kernel may
 // write its output over an input that dies there, and the inputs of a
-// concatenation may be written straight into their places in its output.
+// concatenation may be written straight into their places in its output,
+// and a concatenation of inputs already placed one after another is a view.
 // Graph outputs get their own allocations, since the caller keeps them.
 
 #include "core/compiler/schedule.h"
@@ -22,6 +23,7 @@ struct BufferPlan {
     int partOf = -1;        // a concatenation's output this one lies inside, at partOffset bytes, or -1
     int64_t partOffset = 0;
     bool holdsParts = false; // a concatenation's output whose inputs lie inside it
+    bool viewOfParts = false; // a concatenation's output that is the stretch of partOf its inputs already fill
 };
 
 struct MemoryPlan {
