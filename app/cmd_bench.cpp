@@ -9,6 +9,8 @@
 #include <QJsonArray>
 #include <QJsonObject>
 
+#include <tuple>
+
 namespace fusescope {
 namespace {
 
@@ -49,22 +51,27 @@ struct Timing {
     std::optional<double> eagerMs, compiledMs, compileMs, maxDiff;
 };
 
-// Eager and compiled runs alternate per workload, so both see the same machine load.
+// With both modes, eager and compiled calls alternate, so both see the same machine load.
 Timing timeWorkload(const std::string &name, int repeat, bool eager, bool compiled)
 {
     zoo::Instance instance = zoo::create(name, 0);
     Timing t;
     Tensor eagerOut, compiledOut;
-    if (eager)
-        t.eagerMs = medianMilliseconds(repeat, [&] { eagerOut = (*instance.model)(instance.inputs); });
-    if (compiled) {
-        compiler::CompiledFunction fn = compiler::compile(instance.model);
-        fn(instance.inputs);
-        t.compileMs = fn.lastCompileMs();
-        t.compiledMs = medianMilliseconds(repeat, [&] { compiledOut = fn(instance.inputs).front(); });
-        if (eager)
-            t.maxDiff = maxAbsDiff(eagerOut, compiledOut);
+    const auto runEager = [&] { eagerOut = (*instance.model)(instance.inputs); };
+    if (!compiled) {
+        t.eagerMs = medianMilliseconds(repeat, runEager);
+        return t;
     }
+    compiler::CompiledFunction fn = compiler::compile(instance.model);
+    fn(instance.inputs);
+    t.compileMs = fn.lastCompileMs();
+    const auto runCompiled = [&] { compiledOut = fn(instance.inputs).front(); };
+    if (!eager) {
+        t.compiledMs = medianMilliseconds(repeat, runCompiled);
+        return t;
+    }
+    std::tie(t.eagerMs, t.compiledMs) = alternatedMedianMilliseconds(repeat, runEager, runCompiled);
+    t.maxDiff = maxAbsDiff(eagerOut, compiledOut);
     return t;
 }
 

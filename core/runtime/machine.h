@@ -25,26 +25,61 @@ double medianOf(std::vector<double> values);
 template <typename Fn>
 double medianMilliseconds(int repeat, Fn &&fn, bool warmUp = true);
 
+// The medians of `repeat` timed calls of each function, the calls
+// alternating (a, b, a, b, ...) after a warm-up of both: a ratio of the two
+// then compares them under the same load. Timed one block after the other
+// on a machine shared with another tenant, the same binary's speedup swung
+// between runs by more than the change being measured.
+template <typename A, typename B>
+std::pair<double, double> alternatedMedianMilliseconds(int repeat, A &&a, B &&b);
+
 } // namespace fusescope
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 #include <vector>
+
+namespace fusescope::detail {
+
+template <typename Fn>
+double millisecondsOf(Fn &fn)
+{
+    const auto t0 = std::chrono::steady_clock::now();
+    fn();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+template <typename Fn>
+void warmUp(Fn &fn)
+{
+    const auto warmStart = std::chrono::steady_clock::now();
+    for (int i = 0; i < 100 && std::chrono::steady_clock::now() - warmStart < std::chrono::milliseconds(200); ++i)
+        fn();
+}
+
+} // namespace fusescope::detail
 
 template <typename Fn>
 double fusescope::medianMilliseconds(int repeat, Fn &&fn, bool warmUp)
 {
-    const auto warmStart = std::chrono::steady_clock::now();
-    for (int i = 0; warmUp && i < 100; ++i) {
-        fn();
-        if (std::chrono::steady_clock::now() - warmStart >= std::chrono::milliseconds(200))
-            break;
-    }
+    if (warmUp)
+        detail::warmUp(fn);
     std::vector<double> times;
-    for (int i = 0; i < std::max(1, repeat); ++i) {
-        const auto t0 = std::chrono::steady_clock::now();
-        fn();
-        times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
+    for (int i = 0; i < std::max(1, repeat); ++i)
+        times.push_back(detail::millisecondsOf(fn));
     return medianOf(std::move(times));
+}
+
+template <typename A, typename B>
+std::pair<double, double> fusescope::alternatedMedianMilliseconds(int repeat, A &&a, B &&b)
+{
+    detail::warmUp(a);
+    detail::warmUp(b);
+    std::vector<double> ta, tb;
+    for (int i = 0; i < std::max(1, repeat); ++i) {
+        ta.push_back(detail::millisecondsOf(a));
+        tb.push_back(detail::millisecondsOf(b));
+    }
+    return {medianOf(std::move(ta)), medianOf(std::move(tb))};
 }
