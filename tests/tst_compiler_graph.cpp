@@ -255,7 +255,7 @@ private slots:
             [](const TensorList &in) {
                 const Tensor x = in[0];
                 const Tensor y = ops::add(ops::mul(x, 1.0), 0.0);  // x
-                const Tensor z = ops::neg(ops::neg(ops::exp(y)));  // exp(x)
+                const Tensor z = ops::cat({ops::neg(ops::neg(ops::exp(y)))}, 1); // exp(x)
                 const Tensor v = x.reshape({6, 4}).reshape({24}).reshape({4, 6}); // reshape(x)
                 return TensorList{ops::add(z, v.permute({1, 0}).permute({1, 0}))};
             },
@@ -272,6 +272,7 @@ private slots:
             all += l + "\n";
         QVERIFY2(all.find("identity x * 1 = x") != std::string::npos, all.c_str());
         QVERIFY2(all.find("identity -(-x) = x") != std::string::npos, all.c_str());
+        QVERIFY2(all.find("identity cat([x], d) = x") != std::string::npos, all.c_str());
         QVERIFY2(all.find("permute(permute(x, p), q)") != std::string::npos, all.c_str());
     }
 

@@ -318,6 +318,7 @@ const std::vector<Identity> &identities()
         {"aten.view",     "view(x, shape(x)) = x",  [](Graph &, Node &n) { return forward(n, 0); }},
         {"aten.reshape",  "reshape(x, shape(x)) = x", [](Graph &, Node &n) { return forward(n, 0); }},
         {"aten.expand",   "expand(x, shape(x)) = x", [](Graph &, Node &n) { return forward(n, 0); }},
+        {"aten.cat",      "cat([x], d) = x",        [](Graph &, Node &n) { return n.args()[0].kind == Arg::Kind::RefList && n.args()[0].refs.size() == 1 ? std::optional(n.args()[0].refs[0]) : std::nullopt; }},
         {"aten.permute",  "permute(x, identity) = x", [](Graph &, Node &n) { return identityPermutation(n.args()[1].constant.toIntList()) ? forward(n, 0) : std::nullopt; }},
         {"aten.reshape",  "reshape(reshape(x, s1), s2) = reshape(x, s2)", collapseReshape},
         {"aten.view",     "view(view(x, s1), s2) = reshape(x, s2)", collapseReshape},
