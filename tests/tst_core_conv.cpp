@@ -276,8 +276,10 @@ private slots:
             {"depthwise rows 14 wide", {{1, 2, 14, 14}, {2, 1, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 2}},
             {"depthwise rows 32 wide x2", {{1, 2, 9, 32}, {4, 1, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 2}},
             {"1x1 blocks, 3 channels out", {{1, 17, 12, 12}, {3, 17, 1, 1}, true, {1, 1}, {0, 0}, {1, 1}, 1}},
-            // Stems: column matrices at most 80 deep go through the 1x1 register blocks (AVX-512), and
+            // Stems: column matrices at most 288 deep go through the 1x1 register blocks (AVX-512), and
             // stride-2 rows are gathered a vector at a time; odd widths end on a partial vector.
+            {"stem 7x7 stride 2", {{2, 3, 64, 61}, {16, 3, 7, 7}, true, {2, 2}, {3, 3}, {1, 1}, 1}},
+            {"shallow 32 channels stride 2", {{1, 32, 40, 45}, {20, 32, 3, 3}, false, {2, 2}, {1, 1}, {1, 1}, 1}},
             {"stem 3x3 stride 2", {{4, 3, 67, 71}, {20, 3, 3, 3}, true, {2, 2}, {1, 1}, {1, 1}, 1}},
             {"stem 3x3 stride 2 unpadded", {{2, 3, 70, 99}, {16, 3, 3, 3}, false, {2, 2}, {0, 0}, {1, 1}, 1}},
             {"stem 5x5 stride 2", {{2, 3, 40, 45}, {12, 3, 5, 5}, true, {2, 2}, {2, 2}, {1, 1}, 1}},

@@ -572,11 +572,15 @@ bool useTiles(const ConvGeometry &g, size_t itemSize)
     return rows * g.w.out >= kMinTilePixels && tiles >= 2 * numThreads();
 }
 
-// Column matrices at most this deep (a stem's 3 channels by 3x3 or 5x5
-// taps) go through the 1x1 convolution's register blocks: BLAS packs both
-// operands for a product of 27 steps, and ran squeezenet's stem (3 -> 64,
-// 3x3 stride 2) at 40 GFLOP/s.
-constexpr int64_t kShallowDepth = 80;
+// Column matrices at most this deep (a stem's 3 channels by 3x3 to 7x7
+// taps, 16-32 channels by 3x3) go through the 1x1 convolution's register
+// blocks: BLAS packs both operands for a product of 27 steps, and ran
+// squeezenet's stem (3 -> 64, 3x3 stride 2) at 40 GFLOP/s. Against BLAS
+// tiles, minimum of 60-100 calls, two runs each: resnet18's stem (3 -> 64,
+// 7x7 stride 2, 147 deep) 1.57-2.33 -> 1.35-1.89 ms at batch 1, 16 -> 64 3x3
+// stride 2 at 112x112 (144) 0.54-0.65 -> 0.36-0.48 ms, 32 -> 64 (288)
+// 0.71-1.00 -> 0.64-0.91 ms.
+constexpr int64_t kShallowDepth = 288;
 
 bool shallowTile(const ConvGeometry &g, int64_t pixels)
 {
