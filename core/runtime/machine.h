@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fusescope {
@@ -37,8 +38,6 @@ std::pair<double, double> alternatedMedianMilliseconds(int repeat, A &&a, B &&b)
 
 #include <algorithm>
 #include <chrono>
-#include <utility>
-#include <vector>
 
 namespace fusescope::detail {
 
