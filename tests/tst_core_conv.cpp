@@ -283,11 +283,12 @@ private slots:
             {"stem 3x3 stride 2", {{4, 3, 67, 71}, {20, 3, 3, 3}, true, {2, 2}, {1, 1}, {1, 1}, 1}},
             {"stem 3x3 stride 2 unpadded", {{2, 3, 70, 99}, {16, 3, 3, 3}, false, {2, 2}, {0, 0}, {1, 1}, 1}},
             {"stem 5x5 stride 2", {{2, 3, 40, 45}, {12, 3, 5, 5}, true, {2, 2}, {2, 2}, {1, 1}, 1}},
-            // Deep column matrices of 32-64 pixels (7x7, 8x8 outputs at batch 1): the 1x1 register
-            // blocks over im2col instead of BLAS (AVX-512), with and without bias, groups, stride 2.
+            // Column matrices deeper than the shallow tiles take and 32-64 pixels wide (7x7, 8x8 outputs
+            // at batch 1): the 1x1 register blocks over im2col instead of BLAS (AVX-512), with and
+            // without bias, at stride 1 and 2.
             {"narrow 3x3 on 7x7", {{1, 24, 7, 7}, {20, 24, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 1}},
-            {"narrow 3x3 stride 2", {{1, 16, 13, 15}, {12, 16, 3, 3}, false, {2, 2}, {1, 1}, {1, 1}, 1}},
-            {"narrow 3x3 groups", {{1, 32, 8, 8}, {18, 16, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 2}},
+            {"narrow 3x3 stride 2", {{1, 40, 13, 15}, {24, 40, 3, 3}, false, {2, 2}, {1, 1}, {1, 1}, 1}},
+            {"narrow 3x3 on 8x8", {{1, 40, 8, 8}, {24, 40, 3, 3}, false, {1, 1}, {1, 1}, {1, 1}, 1}},
             // Strided 1x1 (downsampling shortcuts): the read pixels gathered, then the 1x1 blocks (AVX-512).
             {"1x1 stride 2 blocks", {{2, 16, 17, 23}, {24, 16, 1, 1}, true, {2, 2}, {0, 0}, {1, 1}, 1}},
             {"1x1 stride 2x1 blocks", {{1, 8, 10, 40}, {12, 8, 1, 1}, false, {2, 1}, {0, 0}, {1, 1}, 1}},
