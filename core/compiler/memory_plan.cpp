@@ -146,8 +146,6 @@ bool viewInsidePlaced(int c, const std::vector<int> &inputs, MemoryPlan &plan)
             return false;
         at += plan.buffers[static_cast<size_t>(i)].bytes;
     }
-    if (root == c)
-        return false;
     out.partOf = root;
     out.partOffset = start;
     out.viewOfParts = true;
