@@ -169,8 +169,8 @@ std::string kernelSequenceText(bool pairs)
 // The compiled form: gemm_mm_add_0 holds mm and add; mul reads add through a
 // transpose, so fuse refused it and fused_mul_1 reads add back.
 // `consumer`: the kind of the refused consumer's kernel; as "gemm" the run
-// measures no memory-bound kernel.
-Trace missedFusionTrace(bool refused, const std::string &consumer = "pointwise")
+// measures no memory-bound kernel. `consumerBytes`: what fused_mul_1 moves per launch.
+Trace missedFusionTrace(bool refused, const std::string &consumer = "pointwise", int consumerBytes = 2097152)
 {
     GraphBuilder g;
     compiler::Node *x = g.input("x", {256, 512});
@@ -191,15 +191,15 @@ Trace missedFusionTrace(bool refused, const std::string &consumer = "pointwise")
     const std::string details = R"({"kernels":[{"name":"gemm_mm_add_0","kind":"gemm","nodes":[)" + std::to_string(mm->id)
         + "," + std::to_string(add->id) + R"(]},{"name":"fused_mul_1","kind":")" + consumer + R"(","nodes":[)"
         + std::to_string(mul->id) + R"(]}],"decisions":[)" + decision + "]}";
+    const std::string bytes = std::to_string(consumerBytes);
     Trace trace = fixtureTrace(R"(
 source fusescope
 step 0 1000
 kernel gemm_mm_add_0 10 400 thread=1 detail=3 bytes=3145728
-kernel fused_mul_1 420 100 thread=1 detail=5 bytes=2097152
+kernel fused_mul_1 420 100 thread=1 detail=5 bytes=)" + bytes + R"(
 step 1000 1000
 kernel gemm_mm_add_0 1010 400 thread=1 detail=3 bytes=3145728
-kernel fused_mul_1 1420 100 thread=1 detail=5 bytes=2097152
-)");
+kernel fused_mul_1 1420 100 thread=1 detail=5 bytes=)" + bytes + "\n");
     Run &run = trace.runs.front();
     run.info.mode = "compiled";
     run.stages = {stage("capture", graph), stage("fuse", graph, details)};
@@ -358,18 +358,24 @@ private slots:
     {
         QTest::addColumn<bool>("refused");
         QTest::addColumn<std::string>("consumer");
-        QTest::newRow("refused through a view") << true << std::string("pointwise");
-        QTest::newRow("everything fused") << false << std::string("pointwise");
+        QTest::addColumn<int>("consumerBytes");
+        QTest::addColumn<bool>("priced");
+        QTest::newRow("refused through a view") << true << std::string("pointwise") << 2097152 << true;
+        QTest::newRow("everything fused") << false << std::string("pointwise") << 2097152 << false;
         // Only compute-bound kernels measured: no rate to price the round trip at.
-        QTest::newRow("refused, no memory-bound kernel") << true << std::string("gemm");
+        QTest::newRow("refused, no memory-bound kernel") << true << std::string("gemm") << 2097152 << false;
+        // 4 KiB a launch times the launch, not the memory: no rate either.
+        QTest::newRow("refused, memory-bound kernel too small") << true << std::string("pointwise") << 4096 << false;
     }
     void missedFusion()
     {
         QFETCH(bool, refused);
         QFETCH(std::string, consumer);
-        const Trace trace = missedFusionTrace(refused, consumer);
+        QFETCH(int, consumerBytes);
+        QFETCH(bool, priced);
+        const Trace trace = missedFusionTrace(refused, consumer, consumerBytes);
         const std::vector<Hint> found = check("missed-fusion", trace, trace.runs.front());
-        QCOMPARE(found.size(), size_t(refused && consumer == "pointwise" ? 1 : 0));
+        QCOMPARE(found.size(), size_t(priced ? 1 : 0));
         if (found.empty())
             return;
         const Hint &h = found.front();
