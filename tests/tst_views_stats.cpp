@@ -17,6 +17,7 @@
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QTabWidget>
+#include <QHeaderView>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
@@ -103,6 +104,8 @@ private slots:
     void filter();
     void copyTsv_data() { sources(); }
     void copyTsv();
+    void columnWidths_data() { sourceAndTab(); }
+    void columnWidths();
     void doubleClick_data() { sourceAndTab(); }
     void doubleClick();
     void launchShapes();
@@ -257,6 +260,41 @@ void TestStats::copyTsv()
         QCOMPARE(cells[0], proxy->index(r, 0).data().toString());
         QCOMPARE(cells[2], proxy->index(r, OpStatsModel::TotalColumn).data().toString());
     }
+}
+
+// The numbers show in full and the name column takes the rest of the width
+// (the last column used to stretch, leaving names a dozen characters).
+void TestStats::columnWidths()
+{
+    QFETCH(int, tab);
+    auto doc = fetchDocument();
+    if (!doc)
+        QSKIP("source not available");
+    ViewFixture f(doc);
+    f.view.tabs()->setCurrentIndex(tab);
+    QVERIFY(QTest::qWaitForWindowExposed(&f.view));
+    QTableView *table = f.view.table(StatsView::Tab(tab));
+    if (table->model()->rowCount() == 0)
+        QSKIP("no rows");
+    QAbstractItemModel *model = table->model();
+    const auto textWidth = [&](int c) { // the column's widest text, header included
+        int w = table->horizontalHeader()->fontMetrics().horizontalAdvance(model->headerData(c, Qt::Horizontal).toString());
+        for (int r = 0; r < model->rowCount(); ++r)
+            w = std::max(w, table->fontMetrics().horizontalAdvance(model->index(r, c).data().toString()));
+        return w;
+    };
+    int numbers = 0; // what the number columns need at most: their text, margins and sort arrow
+    for (int c = 1; c < model->columnCount(); ++c) {
+        const int shown = table->columnWidth(c);
+        table->resizeColumnToContents(c);
+        QVERIFY2(shown >= table->columnWidth(c), qPrintable(QString::number(c)));
+        numbers += textWidth(c) + 40;
+    }
+    const int rest = table->viewport()->width() - numbers;
+    QVERIFY2(table->columnWidth(0) >= std::min(textWidth(0), rest),
+             qPrintable(QStringLiteral("name column %1 px, %2 px left by the numbers")
+                            .arg(table->columnWidth(0))
+                            .arg(rest)));
 }
 
 void TestStats::doubleClick()

@@ -115,7 +115,7 @@ QWidget *MemoryView::createLivePane(QWidget *parent)
     row->addWidget(m_filter);
     layout->addLayout(row);
     m_model = new LiveAllocationModel(this);
-    const SortableTable table = createSortableTable(m_model, LiveAllocationModel::SortRole, pane);
+    const SortableTable table = createSortableTable(m_model, LiveAllocationModel::SortRole, pane, LiveAllocationModel::MadeByColumn);
     m_proxy = table.proxy;
     m_table = table.view;
     m_proxy->setFilterKeyColumn(LiveAllocationModel::MadeByColumn);

@@ -31,7 +31,7 @@ QStringList headerTexts(const QAbstractItemModel &model)
 
 } // namespace
 
-SortableTable createSortableTable(QAbstractItemModel *model, int sortRole, QWidget *parent)
+SortableTable createSortableTable(QAbstractItemModel *model, int sortRole, QWidget *parent, int nameColumn)
 {
     auto *proxy = new QSortFilterProxyModel(parent);
     proxy->setSourceModel(model);
@@ -45,7 +45,15 @@ SortableTable createSortableTable(QAbstractItemModel *model, int sortRole, QWidg
     view->setSelectionMode(QAbstractItemView::ExtendedSelection);
     view->setEditTriggers(QAbstractItemView::NoEditTriggers);
     view->verticalHeader()->hide();
-    view->horizontalHeader()->setStretchLastSection(true);
+    // The names take what the numbers leave: with the last column (a
+    // percentage) stretched, op names were cut to a dozen characters.
+    QHeaderView *header = view->horizontalHeader();
+    header->setStretchLastSection(false);
+    header->setSectionResizeMode(QHeaderView::Interactive);
+    header->setSectionResizeMode(nameColumn, QHeaderView::Stretch);
+    const auto fitNumbers = [view] { view->resizeColumnsToContents(); };
+    QObject::connect(model, &QAbstractItemModel::modelReset, view, fitNumbers);
+    fitNumbers();
     view->installEventFilter(new TsvCopyFilter(view));
     return {view, proxy};
 }

@@ -21,7 +21,9 @@ struct SortableTable {
 
 // `sortRole` gives the raw values the proxy sorts by. The proxy and the view
 // are children of `parent`; the view copies its selection on Ctrl+C.
-SortableTable createSortableTable(QAbstractItemModel *model, int sortRole, QWidget *parent);
+// `nameColumn` takes the width the other columns leave; they fit their
+// contents whenever the model is reset, and the user may resize them.
+SortableTable createSortableTable(QAbstractItemModel *model, int sortRole, QWidget *parent, int nameColumn = 0);
 
 // The selected rows of `view` as TSV, the header line first, in the view's
 // order; "" when nothing is selected.
