@@ -112,6 +112,13 @@ memcpy HtoD 0 200 pageable bytes=4000000
 memcpy DtoH 200 100 pageable bytes=1000000
 kernel k 300 700
 )";
+// 16 µs of pageable copies: pinning saves 8 µs, under the rule's 10.
+const char *kPageableTiny = R"(
+step 0 1000
+memcpy HtoD 0 10 pageable bytes=64
+memcpy DtoH 10 6 pageable bytes=8
+kernel k 20 900
+)";
 const char *kPinned = R"(
 step 0 1000
 memcpy HtoD 0 200 pinned bytes=4000000
@@ -284,8 +291,9 @@ void TestProfilerHints::rules_data()
     // pageable-memcpy: saving = half of 300 µs of copies
     row("pageable", kPageable, "pageable-memcpy", "pageable-memcpy",
         "Memcpy HtoD (Pageable -> Device),Memcpy DtoH (Device -> Pageable)", 2, 150, 150,
-        "1 host-to-device and 1 device-to-host copies");
+        "1 host-to-device and 1 device-to-host copies from pageable host memory, 5.0 MB in 300 µs");
     row("pageable: pinned and device", kPinned, "", "pageable-memcpy", "", 0, 0, 0, "");
+    row("pageable: too little to save", kPageableTiny, "", "pageable-memcpy", "", 0, 0, 0, "");
     // sync-in-step: the 100 µs wait, caused by aten::item
     row("sync", kSyncInStep, "sync-in-step", "sync-in-step", "cudaStreamSynchronize", 1, 100, 100, "aten::item ×1");
     row("sync: after the steps", kSyncAfterSteps, "", "sync-in-step", "", 0, 0, 0, "");
