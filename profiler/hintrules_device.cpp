@@ -163,6 +163,24 @@ IdleTime idleTime(const Run &run, const DeviceTimeline &timeline)
     return idle;
 }
 
+// Names only the kinds of gap there were: "… in 1 gap longer than 10% of
+// its step", not also "and 0 gaps … in chunks under 50% busy (0 of 30 chunks)".
+std::string idleMessage(const IdleTime &idle, int64_t base, bool steps)
+{
+    const char *window = steps ? "step" : "span";
+    std::string text = formatText("The GPU sat idle %s (%s of the %s) in ", formatNs(double(idle.ns)).c_str(),
+                                  formatPercent(double(idle.ns) / double(base)).c_str(), steps ? "steps" : "GPU span");
+    if (idle.longGaps > 0)
+        text += idle.longGaps == 1 ? formatText("1 gap longer than 10%% of its %s", window)
+                                   : formatText("%d gaps longer than 10%% of their %s", idle.longGaps, window);
+    if (idle.longGaps > 0 && idle.chunkGaps > 0)
+        text += " and ";
+    if (idle.chunkGaps > 0)
+        text += formatText("%d gap%s of at least 100 µs in chunks under 50%% busy (%d of %d chunks)", idle.chunkGaps,
+                           idle.chunkGaps == 1 ? "" : "s", int(idle.lowChunks), kUtilizationChunks);
+    return text;
+}
+
 std::vector<Hint> checkGpuIdle(const HintContext &ctx)
 {
     const DeviceTimeline &timeline = timelineOf(ctx);
@@ -176,13 +194,7 @@ std::vector<Hint> checkGpuIdle(const HintContext &ctx)
     hint.rule = "gpu-idle";
     hint.savingUs = double(idle.ns) / 1e3;
     hint.severity = severityFor(double(idle.ns), base);
-    const bool steps = !timeline.steps().empty();
-    hint.message = formatText("The GPU sat idle %s (%s of the %s) in %d gap%s longer than 10%% of their %s and %d "
-                          "gap%s of at least 100 µs in chunks under 50%% busy (%d of %d chunks)",
-                          formatNs(double(idle.ns)).c_str(), formatPercent(double(idle.ns) / double(base)).c_str(),
-                          steps ? "steps" : "GPU span", idle.longGaps, idle.longGaps == 1 ? "" : "s",
-                          steps ? "step" : "span", idle.chunkGaps, idle.chunkGaps == 1 ? "" : "s", int(idle.lowChunks),
-                          kUtilizationChunks);
+    hint.message = idleMessage(idle, base, !timeline.steps().empty());
     hint.fix = inFramework(
         ctx.framework,
         "See what the CPU thread does during the gaps: move logging, .item() and Python work out of the step, copy "

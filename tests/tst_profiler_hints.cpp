@@ -299,12 +299,13 @@ void TestProfilerHints::rules_data()
     row("sync: after the steps", kSyncAfterSteps, "", "sync-in-step", "", 0, 0, 0, "");
     row("sync: async calls", kAsyncOnly, "", "sync-in-step", "", 0, 0, 0, "");
     // gpu-idle: the 290 µs hole, ended by kernel b
-    row("gpu-idle", kGpuIdle, "gpu-idle", "gpu-idle", "b", 1, 290, 290, "1 gap longer than 10% of their step");
+    row("gpu-idle", kGpuIdle, "gpu-idle", "gpu-idle", "b", 1, 290, 290,
+        "sat idle 290 µs (29% of the steps) in 1 gap longer than 10% of its step");
     row("gpu-idle: short gap", kShortGap, "", "gpu-idle", "", 0, 0, 0, "");
     row("gpu-idle: profiler overhead", kOverheadGap, "", "gpu-idle", "", 0, 0, 0, "");
     // 9 gaps of 200 µs and one of 100 µs, all inside chunks under 50 % busy
     row("gpu-idle: low utilization", kLowUtilization, "gpu-idle", "gpu-idle", "k1,k2,k3", 10, 1900, 1900,
-        "10 gaps of at least 100 µs in chunks under 50% busy (19 of 30 chunks)");
+        "in 10 gaps of at least 100 µs in chunks under 50% busy (19 of 30 chunks)"); // no "0 gaps longer …"
     // input-stall: 2 × 400 µs before the first CUDA call
     row("input-stall", kInputStall, "input-stall", "input-stall", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
         2, 800, 800, "40% of the steps");
