@@ -340,6 +340,31 @@ private slots:
         QCOMPARE(g.attrs.at(c->target).toDoubleVector(), std::vector<double>(8, 6.0));
         QVERIFY(!g.attrs.count("w")); // no longer read
     }
+
+    // A view of a parameter folds when everything that reads it folds (batch
+    // norm's statistics reshaped to broadcast); otherwise it stays a view.
+    void simplifyFoldsThroughViewsOfConstants()
+    {
+        const Tensor w = full({8}, 4.0);
+        Graph g = captureFn(
+            [&](const TensorList &in) {
+                return TensorList{ops::mul(in[0], ops::rsqrt(ops::add(ops::reshape(w, {1, 8}), 5.0)))};
+            },
+            {4, 8}, {{"w", w}});
+        PassLog log;
+        simplify(g, log);
+        QCOMPARE(targets(g), (std::vector<std::string>{"aten.mul"}));
+        const Node *c = g.outputNode()->args()[0].ref().node->args()[1].ref().node;
+        QCOMPARE(c->kind, NodeKind::GetAttr);
+        QCOMPARE(g.attrs.at(c->target).sizes(), (Shape{1, 8}));
+        QCOMPARE(g.attrs.at(c->target).toDoubleVector(), std::vector<double>(8, double(1.0f / 3.0f)));
+
+        Graph kept = captureFn([&](const TensorList &in) { return TensorList{ops::mul(in[0], ops::reshape(w, {1, 8}))}; },
+                               {4, 8}, {{"w", w}});
+        simplify(kept, log);
+        QCOMPARE(targets(kept), (std::vector<std::string>{"aten.reshape", "aten.mul"}));
+        QVERIFY(kept.attrs.count("w"));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestCompilerGraph)
