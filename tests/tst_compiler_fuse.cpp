@@ -125,6 +125,42 @@ private slots:
         QCOMPARE(f.schedule.kernels[0].nodes.size(), size_t(4)); // mm, add bias, relu, add residual
     }
 
+    // relu straight after a convolution is applied as the convolution stores
+    // its output (no epilogue pass over it); when something else also reads
+    // the convolution, the relu stays in the epilogue.
+    void reluJoinsItsConvolution()
+    {
+        Generator gen(4);
+        const Tensor w1 = randn({16, 8, 1, 1}, gen), w3 = randn({16, 16, 3, 3}, gen);
+        const Fused f = fuseFn(
+            [&](const TensorList &in) {
+                const Tensor a = ops::relu(ops::conv2d(in[0], w1));
+                return TensorList{ops::relu(ops::conv2d(a, w3, std::nullopt, {1, 1}, {1, 1}))};
+            },
+            {{2, 8, 24, 24}}, {{"c1.weight", w1}, {"c3.weight", w3}});
+        QCOMPARE(f.schedule.kernels.size(), size_t(2));
+        const Kernel &k0 = f.schedule.kernels[0], &k1 = f.schedule.kernels[1];
+        QCOMPARE(k0.anchor->target, std::string("fusescope.conv2d_relu"));
+        QCOMPARE(k0.nodes.size(), size_t(1));
+        QCOMPARE(k1.anchor->target, std::string("fusescope.conv2d_winograd"));
+        QCOMPARE(k1.nodes.size(), size_t(1));
+        QVERIFY(k1.anchor->args().at(4).constant.toBool());
+        QCOMPARE(k0.anchor->origins.size(), size_t(2)); // the conv2d and the relu it took in
+        QVERIFY2(joined(f.log).find("relu into its convolution: relu applied as conv2d stores its output")
+                     != std::string::npos,
+                 joined(f.log).c_str());
+
+        const Fused kept = fuseFn(
+            [&](const TensorList &in) {
+                const Tensor c = ops::conv2d(in[0], w1);
+                return TensorList{ops::add(ops::relu(c), c)};
+            },
+            {{2, 8, 24, 24}}, {{"c1.weight", w1}});
+        QCOMPARE(kept.schedule.kernels.size(), size_t(1));
+        QCOMPARE(kept.schedule.kernels[0].anchor->target, std::string("aten.conv2d"));
+        QCOMPARE(kept.schedule.kernels[0].nodes.size(), size_t(3)); // conv2d, relu, add
+    }
+
     // A Winograd convolution of a parameter reads weights transformed at
     // compile time and still takes its epilogue; one of an input does not.
     void winogradWeightsAreTransformedAtCompileTime()

@@ -589,6 +589,69 @@ private slots:
         QCOMPARE(kernelsDuring([&] { y4(); }), std::vector<std::string>{"conv2d_winograd_f4"});
     }
 
+    // fusescope.conv2d_relu, the relu applied where each kernel stores its
+    // output, equals relu(conv2d) bit for bit on every kernel conv2d picks
+    // (the cases of kernelEvents, then im2col's tiles, bands and batched
+    // images), NaN kept and -0 made +0 as aten.relu does.
+    void conv2dReluEqualsReluOfConv2d_data()
+    {
+        QTest::addColumn<ConvCase>("c");
+        QTest::addColumn<int>("dtype");
+        const int f32 = int(DType::F32), f64 = int(DType::F64);
+        QTest::newRow("depthwise") << ConvCase{{1, 4, 6, 6}, {4, 1, 3, 3}, true, {1}, {0}, {1}, 4} << f32;
+        QTest::newRow("depthwise channels last") << ConvCase{{1, 32, 14, 14}, {32, 1, 5, 5}, true, {1}, {2}, {1}, 32} << f32;
+        QTest::newRow("1x1 direct") << ConvCase{{2, 16, 9, 9}, {24, 16, 1, 1}, true, {1}, {0}, {1}, 1} << f32;
+        QTest::newRow("1x1 blas") << ConvCase{{1, 4, 5, 5}, {2, 4, 1, 1}, true, {1}, {0}, {1}, 1} << f32;
+        QTest::newRow("1x1 strided") << ConvCase{{1, 32, 24, 24}, {8, 32, 1, 1}, false, {2}, {0}, {1}, 1} << f32;
+        QTest::newRow("grouped direct") << ConvCase{{1, 32, 24, 24}, {32, 16, 3, 3}, true, {1}, {1}, {1}, 2} << f32;
+        QTest::newRow("winograd") << ConvCase{{1, 32, 24, 24}, {32, 32, 3, 3}, true, {1}, {1}, {1}, 1} << f32;
+        QTest::newRow("im2col small") << ConvCase{{1, 4, 6, 6}, {2, 4, 3, 3}, true, {1}, {0}, {1}, 1} << f32;
+        QTest::newRow("im2col f64") << ConvCase{{1, 4, 6, 6}, {32, 4, 3, 3}, true, {1}, {1}, {1}, 1} << f64;
+        QTest::newRow("stem tiles") << ConvCase{{1, 3, 64, 64}, {16, 3, 3, 3}, true, {2}, {0}, {1}, 1} << f32;
+        QTest::newRow("deep tiles") << ConvCase{{1, 64, 60, 60}, {32, 64, 3, 3}, true, {1}, {2}, {2}, 1} << f32;
+        QTest::newRow("narrow bands") << ConvCase{{1, 64, 14, 14}, {32, 64, 3, 3}, true, {2}, {1}, {1}, 1} << f32;
+        QTest::newRow("batched images") << ConvCase{{8, 32, 6, 6}, {16, 32, 3, 3}, true, {1}, {0}, {1}, 1} << f32;
+    }
+    void conv2dReluEqualsReluOfConv2d()
+    {
+        QFETCH(ConvCase, c);
+        QFETCH(int, dtype);
+        Tensor x = input(c.x, DType(dtype), 11);
+        const Tensor w = input(c.w, DType(dtype), 12);
+        const std::optional<Tensor> bias = c.bias ? std::optional(input({c.w[0]}, DType(dtype), 13)) : std::nullopt;
+        if (x.dtype() == DType::F32) // one NaN input: every output it reaches is NaN, relu keeps it
+            x.data<float>()[0] = std::numeric_limits<float>::quiet_NaN();
+        else
+            x.data<double>()[0] = std::numeric_limits<double>::quiet_NaN();
+        const Args args{x, w, Value(bias), both(c.stride), both(c.padding), both(c.dilation), c.groups};
+        const Tensor fused = callOp1("fusescope.conv2d_relu", args);
+        const Tensor expected = ops::relu(callOp1("aten.conv2d", args));
+        QCOMPARE(fused.sizes(), expected.sizes());
+        const std::vector<double> a = fused.toDoubleVector(), b = expected.toDoubleVector();
+        int nans = 0, negative = 0;
+        for (size_t i = 0; i < a.size(); ++i) {
+            nans += std::isnan(b[i]) ? 1 : 0;
+            negative += std::signbit(a[i]) ? 1 : 0;
+            QVERIFY2(std::isnan(a[i]) ? std::isnan(b[i]) : a[i] == b[i],
+                     qPrintable(QStringLiteral("element %1: %2 against %3").arg(i).arg(a[i]).arg(b[i])));
+        }
+        QVERIFY(nans > 0);
+        QCOMPARE(negative, 0);
+    }
+
+    void winogradReluEqualsReluOfWinograd()
+    {
+        const Tensor x = input({2, 16, 30, 30}, DType::F32, 21), w = input({24, 16, 3, 3}, DType::F32, 22);
+        const Tensor bias = input({24}, DType::F32, 23);
+        for (int64_t tile : {2, 4}) {
+            const Tensor u = callOp1("fusescope.winograd_weights", {w, tile});
+            const Tensor fused = callOp1("fusescope.conv2d_winograd", {x, u, bias, IntList{1, 1}, true});
+            const Tensor expected = ops::relu(callOp1("fusescope.conv2d_winograd", {x, u, bias, IntList{1, 1}, false}));
+            QVERIFY(fused.toDoubleVector() == expected.toDoubleVector());
+            QVERIFY(ops::min(expected).itemDouble() == 0.0); // the relu had work to do
+        }
+    }
+
     void winogradWhereItPays()
     {
         const Tensor x = meta({2, 16, 24, 24}), w = meta({16, 16, 3, 3});

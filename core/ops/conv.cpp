@@ -12,6 +12,7 @@
 #include "core/ops/linalg.h"
 #include "core/ops/loops.h"
 #include "core/ops/registry.h"
+#include "core/ops/scalarmath.h"
 #include "core/ops/winograd.h"
 #include "core/runtime/threadpool.h"
 
@@ -147,6 +148,7 @@ struct ConvGeometry {
     Images in;
     int64_t outC = 0, groups = 1;
     Axis h, w;
+    bool relu = false; // fusescope.conv2d_relu: relu(out), applied where each kernel stores
 
     int64_t cg() const { return in.c / groups; }   // input channels per group
     int64_t og() const { return outC / groups; }   // output channels per group
@@ -434,6 +436,18 @@ void im2col(const ConvGeometry &g, const T *x, int64_t count, Band band, T *col,
     });
 }
 
+// A fused relu over `count` rows of `width` elements, `stride` apart, right
+// after a kernel stored them (still in cache). As sm::relu: NaN stays NaN.
+template <typename T>
+void reluRows(T *rows, int64_t count, int64_t width, int64_t stride)
+{
+    for (int64_t r = 0; r < count; ++r) {
+        T *row = rows + r * stride;
+        for (int64_t i = 0; i < width; ++i)
+            row[i] = sm::relu(row[i]);
+    }
+}
+
 // The GEMM of several images lands as [O, images * pixels]; NCHW wants
 // [images, O, pixels], with the bias added on the way.
 template <typename T>
@@ -448,6 +462,8 @@ void scatterImages(const ConvGeometry &g, const T *product, int64_t count, const
             const T b = bias ? bias[o] : T(0);
             for (int64_t i = 0; i < cols; ++i)
                 dst[i] = src[i] + b;
+            if (g.relu)
+                reluRows(dst, 1, cols, cols);
         }
     });
 }
@@ -532,11 +548,13 @@ void convImageBands(const ConvGeometry &g, const T *x, const T *w, const T *bias
                 T *ob = dst + (b.gemm * og + b.o0) * cols + b.c0;
                 if constexpr (std::is_same_v<T, float>) {
                     if (narrowBlock(b.c1 - b.c0)) // over the bias fillBias wrote
-                        return conv1x1::gemm({b.o1 - b.o0, k, b.c1 - b.c0, pixels, cols}, wb, xb,
+                        return conv1x1::gemm({b.o1 - b.o0, k, b.c1 - b.c0, pixels, cols, g.relu}, wb, xb,
                                              bias ? bias + b.gemm * og + b.o0 : nullptr, ob);
                 }
                 blas::gemm(false, false, b.o1 - b.o0, b.c1 - b.c0, k, T(1), wb, k, xb, pixels, T(bias ? 1 : 0), ob,
                            cols);
+                if (g.relu)
+                    reluRows(ob, b.o1 - b.o0, b.c1 - b.c0, cols);
             });
         }
     }
@@ -594,12 +612,14 @@ void tileProduct(const ConvGeometry &g, const T *w, const T *col, const T *bias,
     const int64_t og = g.og(), k = g.k();
     if constexpr (std::is_same_v<T, float>) {
         if (shallowTile(g, pixels))
-            return conv1x1::gemm({og, k, pixels, pixels, g.cols()}, w, col, bias, dst);
+            return conv1x1::gemm({og, k, pixels, pixels, g.cols(), g.relu}, w, col, bias, dst);
     }
     if (bias)
         for (int64_t o = 0; o < og; ++o)
             std::fill(dst + o * g.cols(), dst + o * g.cols() + pixels, bias[o]);
     blas::gemm(false, false, og, pixels, k, T(1), w, k, col, pixels, T(bias ? 1 : 0), dst, g.cols());
+    if (g.relu)
+        reluRows(dst, og, pixels, g.cols());
 }
 
 template <typename T>
@@ -1144,7 +1164,7 @@ void groupedDirectConv(const ConvGeometry &g, const float *x, const float *w, co
 // instead of 36.
 winograd::Problem winogradProblem(const ConvGeometry &g)
 {
-    return {g.in.n, g.in.c, g.in.h, g.in.w, g.outC, g.h.out, g.w.out, g.h.pad, g.w.pad};
+    return {g.in.n, g.in.c, g.in.h, g.in.w, g.outC, g.h.out, g.w.out, g.h.pad, g.w.pad, g.relu};
 }
 
 bool useWinograd(const ConvGeometry &g, bool weightsReady = false)
@@ -1155,7 +1175,7 @@ bool useWinograd(const ConvGeometry &g, bool weightsReady = false)
 
 conv1x1::Problem pointwiseProblem(const ConvGeometry &g)
 {
-    return {g.in.n, g.groups, g.cg(), g.og(), g.cols()};
+    return {g.in.n, g.groups, g.cg(), g.og(), g.cols(), g.relu};
 }
 
 // 1x1 with a stride (the downsampling shortcuts of ResNet and RegNet): the
@@ -1226,20 +1246,14 @@ ConvAlgorithm chooseAlgorithm(const ConvGeometry &g, bool f32)
 }
 
 template <typename T>
-void runConv(const ConvGeometry &g, const Tensor &x, const Tensor &w, const Tensor &bias, const Tensor &out)
+void runAlgorithm(ConvAlgorithm algorithm, const ConvGeometry &g, const T *px, const T *pw, const T *pb, T *po,
+                  DType dtype)
 {
-    const T *px = x.data<T>(), *pw = w.data<T>(), *pb = bias.defined() ? bias.data<T>() : nullptr;
-    T *po = out.data<T>();
-    const ConvAlgorithm algorithm = chooseAlgorithm(g, std::is_same_v<T, float>);
-    KernelEvent event;
-    event.name = algorithmName(algorithm);
-    event.cost.flops = 2.0 * static_cast<double>(out.numel()) * static_cast<double>(g.k());
-    const KernelScope scope(event);
     switch (algorithm) {
     case ConvAlgorithm::BiasOnly: return fillBias(g, pb, po);
-    case ConvAlgorithm::Depthwise: return depthwiseConv(g, px, pw, pb, po, out.dtype());
+    case ConvAlgorithm::Depthwise: return depthwiseConv(g, px, pw, pb, po, dtype);
     case ConvAlgorithm::Pointwise: return pointwiseConv(g, px, pw, pb, po);
-    case ConvAlgorithm::Im2col: return im2colConv(g, px, pw, pb, po, out.dtype());
+    case ConvAlgorithm::Im2col: return im2colConv(g, px, pw, pb, po, dtype);
     default: break;
     }
     if constexpr (std::is_same_v<T, float>) {
@@ -1256,10 +1270,34 @@ void runConv(const ConvGeometry &g, const Tensor &x, const Tensor &w, const Tens
     }
 }
 
-// f16/bf16 compute in f32.
-void convKernel(const Args &a, std::span<Tensor> outs)
+// The kernels that apply a fused relu as they store (ConvGeometry::relu);
+// after the others it is a pass of its own.
+bool storesRelu(ConvAlgorithm a)
 {
-    const ConvGeometry g = convGeometry(a);
+    return a == ConvAlgorithm::PointwiseDirect || a == ConvAlgorithm::PointwiseStrided || a == ConvAlgorithm::Winograd
+        || a == ConvAlgorithm::Im2col;
+}
+
+template <typename T>
+void runConv(const ConvGeometry &g, const Tensor &x, const Tensor &w, const Tensor &bias, const Tensor &out)
+{
+    const T *px = x.data<T>(), *pw = w.data<T>(), *pb = bias.defined() ? bias.data<T>() : nullptr;
+    T *po = out.data<T>();
+    const ConvAlgorithm algorithm = chooseAlgorithm(g, std::is_same_v<T, float>);
+    KernelEvent event;
+    event.name = algorithmName(algorithm);
+    event.cost.flops = 2.0 * static_cast<double>(out.numel()) * static_cast<double>(g.k());
+    const KernelScope scope(event);
+    runAlgorithm<T>(algorithm, g, px, pw, pb, po, out.dtype());
+    if (g.relu && !storesRelu(algorithm))
+        parallelFor(0, out.numel(), int64_t(1) << 16, [&](int64_t i0, int64_t i1) { reluRows(po + i0, 1, i1 - i0, 0); });
+}
+
+// f16/bf16 compute in f32.
+void convInto(const Args &a, std::span<Tensor> outs, bool relu)
+{
+    ConvGeometry g = convGeometry(a);
+    g.relu = relu;
     const Tensor &out = outs[0];
     if (out.numel() == 0)
         return;
@@ -1274,6 +1312,16 @@ void convKernel(const Args &a, std::span<Tensor> outs)
         runConv<float>(g, x, w, b, y);
     if (out.dtype() != compute)
         loops::copyInto(out, y);
+}
+
+void convKernel(const Args &a, std::span<Tensor> outs)
+{
+    convInto(a, outs, false);
+}
+
+void convReluKernel(const Args &a, std::span<Tensor> outs)
+{
+    convInto(a, outs, true);
 }
 
 OpCost convCost(const Args &a, std::span<const Tensor> outs)
@@ -1713,6 +1761,17 @@ void registerConvOps(OpRegistry &r)
                 "aten.conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=[1,1], "
                 "int[] padding=[0,0], int[] dilation=[1,1], int groups=1) -> Tensor",
                 OpKind::Convolution, convShape, convKernel, convCost);
+    // relu(conv2d(…)) as one kernel, which applies the relu where it stores
+    // the output: the compiler's simplify stage forms it (no extra pass over
+    // the output).
+    addKernelOp(r,
+                "fusescope.conv2d_relu(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=[1,1], "
+                "int[] padding=[0,0], int[] dilation=[1,1], int groups=1) -> Tensor",
+                OpKind::Convolution, convShape, convReluKernel, [](const Args &a, std::span<const Tensor> outs) {
+                    OpCost cost = convCost(a, outs);
+                    cost.flops += static_cast<double>(outs[0].numel());
+                    return cost;
+                });
     // Pooling and resampling run as kernels of their own (no decomposition).
     addKernelOp(r,
                 "aten.max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0,0], "

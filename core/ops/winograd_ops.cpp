@@ -2,7 +2,8 @@
 // compiler can run the weight half once at compile time (constant folding)
 // and keep only the input half in the compiled program:
 //   fusescope.winograd_weights(w, tile)           [O, C, 3, 3] -> [(tile + 2)^2, O, C]
-//   fusescope.conv2d_winograd(x, u, bias, padding) = conv2d(x, w, bias, 1, padding)
+//   fusescope.conv2d_winograd(x, u, bias, padding, relu) = conv2d(x, w, bias, 1, padding), then
+//       relu when `relu` (applied as each output tile is stored)
 // tile 2 is F(2x2, 3x3), the code aten.conv2d runs when it picks Winograd,
 // so the compiled result equals the eager one bit for bit; tile 4 is
 // F(4x4, 3x3), which only compiled code runs. conv2d_winograd tells the two
@@ -82,7 +83,7 @@ ConvProblem convProblem(const Args &a)
         throw Error(std::string(kConv) + ": padding must be two non-negative ints, got " + shapeStr(pad));
     ConvProblem c;
     c.p = {x.size(0), x.size(1), x.size(2), x.size(3), u.size(1), x.size(2) + 2 * pad[0] - 2,
-           x.size(3) + 2 * pad[1] - 2, pad[0], pad[1]};
+           x.size(3) + 2 * pad[1] - 2, pad[0], pad[1], a.size() > 4 && a[4].isBool() && a[4].toBool()};
     if (c.p.outH < 1 || c.p.outW < 1)
         throw Error(std::string(kConv) + ": input " + shapeStr(x.sizes()) + " padded by " + shapeStr(pad)
                     + " is smaller than the 3x3 kernel");
@@ -146,7 +147,8 @@ void registerWinogradOps(OpRegistry &r)
     conv.shape = convShape;
     conv.cpu = convKernel;
     conv.cost = convCost;
-    r.add(std::string(kConv) + "(Tensor input, Tensor weights, Tensor? bias=None, int[] padding=[1,1]) -> Tensor",
+    r.add(std::string(kConv)
+              + "(Tensor input, Tensor weights, Tensor? bias=None, int[] padding=[1,1], bool relu=False) -> Tensor",
           std::move(conv));
 }
 
