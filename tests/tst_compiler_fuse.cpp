@@ -150,6 +150,15 @@ private slots:
                      != std::string::npos,
                  joined(f.log).c_str());
 
+        // relu6 as ONNX's Clip writes it.
+        const Fused clip = fuseFn(
+            [&](const TensorList &in) { return TensorList{ops::clamp(ops::conv2d(in[0], w1), 0.0, 6.0)}; },
+            {{2, 8, 24, 24}}, {{"c1.weight", w1}});
+        QCOMPARE(clip.schedule.kernels.size(), size_t(1));
+        QCOMPARE(clip.schedule.kernels[0].anchor->target, std::string("fusescope.conv2d_clamp"));
+        QCOMPARE(clip.schedule.kernels[0].nodes.size(), size_t(1));
+        QCOMPARE(clip.schedule.kernels[0].anchor->args().at(8).constant.toDouble(), 6.0);
+
         const Fused kept = fuseFn(
             [&](const TensorList &in) {
                 const Tensor c = ops::conv2d(in[0], w1);

@@ -48,6 +48,21 @@ IntList both(const IntList &v)
     return v.size() == 1 ? IntList{v[0], v[0]} : v;
 }
 
+// Equal element by element, NaN where the other has NaN; the expected
+// tensor must hold at least one NaN (the cases put one in the input).
+void sameValues(const Tensor &got, const Tensor &expected)
+{
+    QCOMPARE(got.sizes(), expected.sizes());
+    const std::vector<double> a = got.toDoubleVector(), b = expected.toDoubleVector();
+    int nans = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        nans += std::isnan(b[i]) ? 1 : 0;
+        QVERIFY2(std::isnan(a[i]) ? std::isnan(b[i]) : a[i] == b[i],
+                 qPrintable(QStringLiteral("element %1: %2 against %3").arg(i).arg(a[i]).arg(b[i])));
+    }
+    QVERIFY(nans > 0);
+}
+
 // Convolution by its definition: every output is a sum over the window.
 std::vector<double> refConv(const Tensor &x, const Tensor &w, const std::vector<double> &bias, ConvCase c,
                             Shape &shape)
@@ -589,16 +604,18 @@ private slots:
         QCOMPARE(kernelsDuring([&] { y4(); }), std::vector<std::string>{"conv2d_winograd_f4"});
     }
 
-    // fusescope.conv2d_relu, the relu applied where each kernel stores its
-    // output, equals relu(conv2d) bit for bit on every kernel conv2d picks
-    // (the cases of kernelEvents, then im2col's tiles, bands and batched
-    // images), NaN kept and -0 made +0 as aten.relu does.
+    // fusescope.conv2d_relu and conv2d_clamp, the activation applied where
+    // each kernel stores its output, equal relu(conv2d) and clamp(conv2d)
+    // bit for bit on every kernel conv2d picks (the cases of kernelEvents,
+    // then im2col's tiles, bands and batched images), NaN kept and -0 made +0
+    // as aten.relu does.
     void conv2dReluEqualsReluOfConv2d_data()
     {
         QTest::addColumn<ConvCase>("c");
         QTest::addColumn<int>("dtype");
         const int f32 = int(DType::F32), f64 = int(DType::F64);
         QTest::newRow("depthwise") << ConvCase{{1, 4, 6, 6}, {4, 1, 3, 3}, true, {1}, {0}, {1}, 4} << f32;
+        QTest::newRow("depthwise wide") << ConvCase{{1, 8, 40, 40}, {8, 1, 3, 3}, true, {1}, {1}, {1}, 8} << f32;
         QTest::newRow("depthwise channels last") << ConvCase{{1, 32, 14, 14}, {32, 1, 5, 5}, true, {1}, {2}, {1}, 32} << f32;
         QTest::newRow("1x1 direct") << ConvCase{{2, 16, 9, 9}, {24, 16, 1, 1}, true, {1}, {0}, {1}, 1} << f32;
         QTest::newRow("1x1 blas") << ConvCase{{1, 4, 5, 5}, {2, 4, 1, 1}, true, {1}, {0}, {1}, 1} << f32;
@@ -624,31 +641,36 @@ private slots:
         else
             x.data<double>()[0] = std::numeric_limits<double>::quiet_NaN();
         const Args args{x, w, Value(bias), both(c.stride), both(c.padding), both(c.dilation), c.groups};
-        const Tensor fused = callOp1("fusescope.conv2d_relu", args);
-        const Tensor expected = ops::relu(callOp1("aten.conv2d", args));
-        QCOMPARE(fused.sizes(), expected.sizes());
-        const std::vector<double> a = fused.toDoubleVector(), b = expected.toDoubleVector();
-        int nans = 0, negative = 0;
-        for (size_t i = 0; i < a.size(); ++i) {
-            nans += std::isnan(b[i]) ? 1 : 0;
-            negative += std::signbit(a[i]) ? 1 : 0;
-            QVERIFY2(std::isnan(a[i]) ? std::isnan(b[i]) : a[i] == b[i],
-                     qPrintable(QStringLiteral("element %1: %2 against %3").arg(i).arg(a[i]).arg(b[i])));
-        }
-        QVERIFY(nans > 0);
+        const Tensor conv = callOp1("aten.conv2d", args);
+        const Tensor relu = callOp1("fusescope.conv2d_relu", args);
+        int negative = 0;
+        for (double v : relu.toDoubleVector())
+            negative += std::signbit(v) ? 1 : 0;
         QCOMPARE(negative, 0);
+        sameValues(relu, ops::relu(conv));
+        // relu6 as ONNX's Clip writes it, both bounds biting, one bound only.
+        for (const auto &[lo, hi] : std::vector<std::pair<Value, Value>>{
+                 {Value(0.0), Value(6.0)}, {Value(-0.5), Value(0.25)}, {Value(), Value(0.5)}, {Value(int64_t(-1)), Value()}}) {
+            Args clampArgs = args;
+            clampArgs.push_back(lo);
+            clampArgs.push_back(hi);
+            sameValues(callOp1("fusescope.conv2d_clamp", clampArgs), callOp1("aten.clamp", {conv, lo, hi}));
+        }
     }
 
-    void winogradReluEqualsReluOfWinograd()
+    void winogradActivationsEqualTheOps()
     {
         const Tensor x = input({2, 16, 30, 30}, DType::F32, 21), w = input({24, 16, 3, 3}, DType::F32, 22);
         const Tensor bias = input({24}, DType::F32, 23);
         for (int64_t tile : {2, 4}) {
             const Tensor u = callOp1("fusescope.winograd_weights", {w, tile});
+            const Tensor conv = callOp1("fusescope.conv2d_winograd", {x, u, bias, IntList{1, 1}, false});
             const Tensor fused = callOp1("fusescope.conv2d_winograd", {x, u, bias, IntList{1, 1}, true});
-            const Tensor expected = ops::relu(callOp1("fusescope.conv2d_winograd", {x, u, bias, IntList{1, 1}, false}));
-            QVERIFY(fused.toDoubleVector() == expected.toDoubleVector());
-            QVERIFY(ops::min(expected).itemDouble() == 0.0); // the relu had work to do
+            QVERIFY(fused.toDoubleVector() == ops::relu(conv).toDoubleVector());
+            QVERIFY(ops::min(fused).itemDouble() == 0.0); // the relu had work to do
+            const Tensor clamped = callOp1("fusescope.conv2d_winograd", {x, u, bias, IntList{1, 1}, false, -0.5, 0.25});
+            QVERIFY(clamped.toDoubleVector() == callOp1("aten.clamp", {conv, -0.5, 0.25}).toDoubleVector());
+            QCOMPARE(ops::max(clamped).itemDouble(), 0.25);
         }
     }
 

@@ -33,8 +33,9 @@ int applyIdentities(Graph &graph, PassLog &log);
 // 3x3 convolutions of constant weights that suit Winograd read weights
 // transformed once (a fusescope.winograd_weights node that constant folding computes).
 int splitWinogradConvolutions(Graph &graph, PassLog &log);
-// relu(conv2d) where the relu is the convolution's only user: one op that
-// applies the relu as it stores (fusescope.conv2d_relu, conv2d_winograd's relu).
-int fuseConvolutionRelus(Graph &graph, PassLog &log);
+// relu(conv2d) or clamp(conv2d) where the activation is the convolution's
+// only reader: one op that applies it as it stores (fusescope.conv2d_relu,
+// fusescope.conv2d_clamp, conv2d_winograd's relu, min and max).
+int fuseConvolutionActivations(Graph &graph, PassLog &log);
 
 } // namespace fusescope::compiler

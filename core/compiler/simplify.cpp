@@ -401,7 +401,7 @@ void simplify(Graph &graph, PassLog &log)
         int changed = removeDeadCode(graph, log);
         changed += eliminateCommonSubexpressions(graph, log);
         changed += splitWinogradConvolutions(graph, log);
-        changed += fuseConvolutionRelus(graph, log);
+        changed += fuseConvolutionActivations(graph, log);
         changed += foldConstants(graph, log);
         changed += applyIdentities(graph, log);
         changed += removeDeadCode(graph, log);

@@ -12,7 +12,7 @@
 #include "core/ops/linalg.h"
 #include "core/ops/loops.h"
 #include "core/ops/registry.h"
-#include "core/ops/scalarmath.h"
+#include "core/ops/storeactivation.h"
 #include "core/ops/winograd.h"
 #include "core/runtime/threadpool.h"
 
@@ -148,7 +148,7 @@ struct ConvGeometry {
     Images in;
     int64_t outC = 0, groups = 1;
     Axis h, w;
-    bool relu = false; // fusescope.conv2d_relu: relu(out), applied where each kernel stores
+    StoreActivation act; // fusescope.conv2d_relu / conv2d_clamp: applied where each kernel stores
 
     int64_t cg() const { return in.c / groups; }   // input channels per group
     int64_t og() const { return outC / groups; }   // output channels per group
@@ -436,18 +436,6 @@ void im2col(const ConvGeometry &g, const T *x, int64_t count, Band band, T *col,
     });
 }
 
-// A fused relu over `count` rows of `width` elements, `stride` apart, right
-// after a kernel stored them (still in cache). As sm::relu: NaN stays NaN.
-template <typename T>
-void reluRows(T *rows, int64_t count, int64_t width, int64_t stride)
-{
-    for (int64_t r = 0; r < count; ++r) {
-        T *row = rows + r * stride;
-        for (int64_t i = 0; i < width; ++i)
-            row[i] = sm::relu(row[i]);
-    }
-}
-
 // The GEMM of several images lands as [O, images * pixels]; NCHW wants
 // [images, O, pixels], with the bias added on the way.
 template <typename T>
@@ -462,8 +450,7 @@ void scatterImages(const ConvGeometry &g, const T *product, int64_t count, const
             const T b = bias ? bias[o] : T(0);
             for (int64_t i = 0; i < cols; ++i)
                 dst[i] = src[i] + b;
-            if (g.relu)
-                reluRows(dst, 1, cols, cols);
+            g.act.apply(dst, 1, cols, cols);
         }
     });
 }
@@ -548,13 +535,12 @@ void convImageBands(const ConvGeometry &g, const T *x, const T *w, const T *bias
                 T *ob = dst + (b.gemm * og + b.o0) * cols + b.c0;
                 if constexpr (std::is_same_v<T, float>) {
                     if (narrowBlock(b.c1 - b.c0)) // over the bias fillBias wrote
-                        return conv1x1::gemm({b.o1 - b.o0, k, b.c1 - b.c0, pixels, cols, g.relu}, wb, xb,
+                        return conv1x1::gemm({b.o1 - b.o0, k, b.c1 - b.c0, pixels, cols, g.act}, wb, xb,
                                              bias ? bias + b.gemm * og + b.o0 : nullptr, ob);
                 }
                 blas::gemm(false, false, b.o1 - b.o0, b.c1 - b.c0, k, T(1), wb, k, xb, pixels, T(bias ? 1 : 0), ob,
                            cols);
-                if (g.relu)
-                    reluRows(ob, b.o1 - b.o0, b.c1 - b.c0, cols);
+                g.act.apply(ob, b.o1 - b.o0, b.c1 - b.c0, cols);
             });
         }
     }
@@ -612,14 +598,13 @@ void tileProduct(const ConvGeometry &g, const T *w, const T *col, const T *bias,
     const int64_t og = g.og(), k = g.k();
     if constexpr (std::is_same_v<T, float>) {
         if (shallowTile(g, pixels))
-            return conv1x1::gemm({og, k, pixels, pixels, g.cols(), g.relu}, w, col, bias, dst);
+            return conv1x1::gemm({og, k, pixels, pixels, g.cols(), g.act}, w, col, bias, dst);
     }
     if (bias)
         for (int64_t o = 0; o < og; ++o)
             std::fill(dst + o * g.cols(), dst + o * g.cols() + pixels, bias[o]);
     blas::gemm(false, false, og, pixels, k, T(1), w, k, col, pixels, T(bias ? 1 : 0), dst, g.cols());
-    if (g.relu)
-        reluRows(dst, og, pixels, g.cols());
+    g.act.apply(dst, og, pixels, g.cols());
 }
 
 template <typename T>
@@ -861,6 +846,7 @@ void depthwiseConv(const ConvGeometry &g, const T *x, const T *w, const T *bias,
                     filled = plane;
                     depthwise::planeWide(g.h.kernel, g.h.stride, {phases, pp.size(), pp.pitch}, w + o * g.taps(),
                                          bias ? bias[o] : 0.f, out + p * g.cols(), g.h.out, g.w.out);
+                    g.act.apply(out + p * g.cols(), 1, g.cols(), 0); // the plane is still in cache
                     continue;
                 }
             }
@@ -873,6 +859,7 @@ void depthwiseConv(const ConvGeometry &g, const T *x, const T *w, const T *bias,
                     depthwiseBand(g, pp, phases, w + o * g.taps(), bias ? bias[o] : T(0), acc, out + p * g.cols(),
                                   row, std::min(row + bandRows, g.h.out));
             });
+            g.act.apply(out + p * g.cols(), 1, g.cols(), 0);
         }
     });
 }
@@ -1164,7 +1151,7 @@ void groupedDirectConv(const ConvGeometry &g, const float *x, const float *w, co
 // instead of 36.
 winograd::Problem winogradProblem(const ConvGeometry &g)
 {
-    return {g.in.n, g.in.c, g.in.h, g.in.w, g.outC, g.h.out, g.w.out, g.h.pad, g.w.pad, g.relu};
+    return {g.in.n, g.in.c, g.in.h, g.in.w, g.outC, g.h.out, g.w.out, g.h.pad, g.w.pad, g.act};
 }
 
 bool useWinograd(const ConvGeometry &g, bool weightsReady = false)
@@ -1175,7 +1162,7 @@ bool useWinograd(const ConvGeometry &g, bool weightsReady = false)
 
 conv1x1::Problem pointwiseProblem(const ConvGeometry &g)
 {
-    return {g.in.n, g.groups, g.cg(), g.og(), g.cols(), g.relu};
+    return {g.in.n, g.groups, g.cg(), g.og(), g.cols(), g.act};
 }
 
 // 1x1 with a stride (the downsampling shortcuts of ResNet and RegNet): the
@@ -1270,12 +1257,12 @@ void runAlgorithm(ConvAlgorithm algorithm, const ConvGeometry &g, const T *px, c
     }
 }
 
-// The kernels that apply a fused relu as they store (ConvGeometry::relu);
+// The kernels that apply a fused activation as they store (ConvGeometry::act);
 // after the others it is a pass of its own.
-bool storesRelu(ConvAlgorithm a)
+bool storesActivation(ConvAlgorithm a)
 {
     return a == ConvAlgorithm::PointwiseDirect || a == ConvAlgorithm::PointwiseStrided || a == ConvAlgorithm::Winograd
-        || a == ConvAlgorithm::Im2col;
+        || a == ConvAlgorithm::Im2col || a == ConvAlgorithm::Depthwise;
 }
 
 template <typename T>
@@ -1289,15 +1276,15 @@ void runConv(const ConvGeometry &g, const Tensor &x, const Tensor &w, const Tens
     event.cost.flops = 2.0 * static_cast<double>(out.numel()) * static_cast<double>(g.k());
     const KernelScope scope(event);
     runAlgorithm<T>(algorithm, g, px, pw, pb, po, out.dtype());
-    if (g.relu && !storesRelu(algorithm))
-        parallelFor(0, out.numel(), int64_t(1) << 16, [&](int64_t i0, int64_t i1) { reluRows(po + i0, 1, i1 - i0, 0); });
+    if (g.act.any() && !storesActivation(algorithm))
+        parallelFor(0, out.numel(), int64_t(1) << 16, [&](int64_t i0, int64_t i1) { g.act.apply(po + i0, 1, i1 - i0, 0); });
 }
 
 // f16/bf16 compute in f32.
-void convInto(const Args &a, std::span<Tensor> outs, bool relu)
+void convInto(const Args &a, std::span<Tensor> outs, StoreActivation act)
 {
     ConvGeometry g = convGeometry(a);
-    g.relu = relu;
+    g.act = act;
     const Tensor &out = outs[0];
     if (out.numel() == 0)
         return;
@@ -1316,19 +1303,39 @@ void convInto(const Args &a, std::span<Tensor> outs, bool relu)
 
 void convKernel(const Args &a, std::span<Tensor> outs)
 {
-    convInto(a, outs, false);
+    convInto(a, outs, {});
 }
 
 void convReluKernel(const Args &a, std::span<Tensor> outs)
 {
-    convInto(a, outs, true);
+    convInto(a, outs, StoreActivation::relu());
 }
+
+// Bounds as aten.clamp takes them: None for no bound.
+StoreActivation clampOf(const Value &lo, const Value &hi)
+{
+    const StoreActivation none;
+    return StoreActivation::clamp(lo.isNone() ? none.lo : lo.toDouble(), hi.isNone() ? none.hi : hi.toDouble());
+}
+
+void convClampKernel(const Args &a, std::span<Tensor> outs)
+{
+    convInto(a, outs, clampOf(a[7], a[8]));
+}
+
 
 OpCost convCost(const Args &a, std::span<const Tensor> outs)
 {
     const Tensor &w = arg(a, 1);
     const double k = static_cast<double>(w.size(1) * w.size(2) * w.size(3));
     return costOf(a, outs, 2.0 * k * static_cast<double>(outs[0].numel()));
+}
+
+OpCost convActivationCost(const Args &a, std::span<const Tensor> outs)
+{
+    OpCost cost = convCost(a, outs);
+    cost.flops += static_cast<double>(outs[0].numel());
+    return cost;
 }
 
 // --- pooling geometry ---------------------------------------------------------------------
@@ -1761,17 +1768,17 @@ void registerConvOps(OpRegistry &r)
                 "aten.conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=[1,1], "
                 "int[] padding=[0,0], int[] dilation=[1,1], int groups=1) -> Tensor",
                 OpKind::Convolution, convShape, convKernel, convCost);
-    // relu(conv2d(…)) as one kernel, which applies the relu where it stores
-    // the output: the compiler's simplify stage forms it (no extra pass over
-    // the output).
+    // relu(conv2d(…)) and clamp(conv2d(…), min, max) as one kernel, which
+    // applies the activation where it stores the output: the compiler's
+    // simplify stage forms them (no extra pass over the output).
     addKernelOp(r,
                 "fusescope.conv2d_relu(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=[1,1], "
                 "int[] padding=[0,0], int[] dilation=[1,1], int groups=1) -> Tensor",
-                OpKind::Convolution, convShape, convReluKernel, [](const Args &a, std::span<const Tensor> outs) {
-                    OpCost cost = convCost(a, outs);
-                    cost.flops += static_cast<double>(outs[0].numel());
-                    return cost;
-                });
+                OpKind::Convolution, convShape, convReluKernel, convActivationCost);
+    addKernelOp(r,
+                "fusescope.conv2d_clamp(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=[1,1], "
+                "int[] padding=[0,0], int[] dilation=[1,1], int groups=1, Scalar? min=None, Scalar? max=None) -> Tensor",
+                OpKind::Convolution, convShape, convClampKernel, convActivationCost);
     // Pooling and resampling run as kernels of their own (no decomposition).
     addKernelOp(r,
                 "aten.max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0,0], "

@@ -63,17 +63,24 @@ FUSESCOPE_AVX512 __attribute__((always_inline)) inline void step(__m512 (&acc)[R
 // the last vector, only the lanes of `last` are read and stored.
 // The loops over r and v are unrolled by pragma: GCC's -O3 otherwise kept
 // the accumulator array in memory too, storing all of it every iteration.
-// relu as sm::relu has it: +0 for x <= 0 (also -0), NaN kept (the ordered
+// The activation as StoreActivation applies it, 16 lanes at a time. relu
+// as sm::relu: +0 for x <= 0 (also -0); clamp as sm::clamp: the low bound
+// where x < lo, then the high bound where x > hi. NaN is kept (an ordered
 // compare is false for it).
-FUSESCOPE_AVX512 inline __m512 reluOf(__m512 v)
+FUSESCOPE_AVX512 inline __m512 activate(__m512 v, const StoreActivation &act)
 {
-    const __m512 zero = _mm512_setzero_ps();
-    return _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LE_OQ), zero);
+    if (act.kind == StoreActivation::Kind::Relu) {
+        const __m512 zero = _mm512_setzero_ps();
+        return _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LE_OQ), zero);
+    }
+    const __m512 lo = _mm512_set1_ps(float(act.lo)), hi = _mm512_set1_ps(float(act.hi));
+    v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), lo);
+    return _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), hi);
 }
 
 template <int R, int V>
 FUSESCOPE_AVX512 void block(const float *w, int64_t k, const float *x, int64_t ldx, const float *bias, float *out,
-                            int64_t ldo, __mmask16 last, bool relu)
+                            int64_t ldo, __mmask16 last, const StoreActivation &act)
 {
     __m512 acc[R][V];
     #pragma GCC unroll 24
@@ -98,12 +105,12 @@ FUSESCOPE_AVX512 void block(const float *w, int64_t k, const float *x, int64_t l
     }
     for (; c < k; ++c)
         step<R, V>(acc, w, k, x + c * ldx, c, last);
-    if (relu) {
+    if (act.any()) {
         #pragma GCC unroll 24
         for (int r = 0; r < R; ++r)
             #pragma GCC unroll 24
             for (int v = 0; v < V; ++v)
-                acc[r][v] = reluOf(acc[r][v]);
+                acc[r][v] = activate(acc[r][v], act);
     }
     #pragma GCC unroll 24
     for (int r = 0; r < R; ++r) {
@@ -118,19 +125,19 @@ FUSESCOPE_AVX512 void block(const float *w, int64_t k, const float *x, int64_t l
 // V vectors), then of 4, 2 and 1 rows.
 template <int V>
 FUSESCOPE_AVX512 void rows(const float *w, int64_t k, const float *x, int64_t ldx, const float *bias, float *out,
-                           int64_t ldo, int64_t count, __mmask16 last, bool relu)
+                           int64_t ldo, int64_t count, __mmask16 last, const StoreActivation &act)
 {
     constexpr int R = 24 / V;
     int64_t o = 0;
     auto at = [&](int64_t row) { return bias ? bias + row : nullptr; };
     for (; o + R <= count; o += R)
-        block<R, V>(w + o * k, k, x, ldx, at(o), out + o * ldo, ldo, last, relu);
+        block<R, V>(w + o * k, k, x, ldx, at(o), out + o * ldo, ldo, last, act);
     for (; R > 4 && o + 4 <= count; o += 4)
-        block<4, V>(w + o * k, k, x, ldx, at(o), out + o * ldo, ldo, last, relu);
+        block<4, V>(w + o * k, k, x, ldx, at(o), out + o * ldo, ldo, last, act);
     for (; R > 2 && o + 2 <= count; o += 2)
-        block<2, V>(w + o * k, k, x, ldx, at(o), out + o * ldo, ldo, last, relu);
+        block<2, V>(w + o * k, k, x, ldx, at(o), out + o * ldo, ldo, last, act);
     if (o < count)
-        block<1, V>(w + o * k, k, x, ldx, at(o), out + o * ldo, ldo, last, relu);
+        block<1, V>(w + o * k, k, x, ldx, at(o), out + o * ldo, ldo, last, act);
 }
 
 // The pixels of an image in blocks of 3 vectors; a single vector left over
@@ -154,7 +161,7 @@ struct Task {
     int64_t k;              // input channels
     int64_t ldx, ldo;       // row lengths of x and out
     int64_t b0, b1, o0, o1; // pixel blocks and output channels
-    bool relu;
+    StoreActivation act;
 };
 
 FUSESCOPE_AVX512 void runTask(const Task &t, const PixelBlocks &blocks)
@@ -168,9 +175,9 @@ FUSESCOPE_AVX512 void runTask(const Task &t, const PixelBlocks &blocks)
         const auto last = static_cast<__mmask16>((1u << tail) - 1u);
         const float *xb = t.x + p0;
         switch (v) { // 2 to 4 vectors: images have at least kMinPixels
-        case 2: rows<2>(w, t.k, xb, t.ldx, bias, out + p0, t.ldo, count, last, t.relu); break;
-        case 3: rows<3>(w, t.k, xb, t.ldx, bias, out + p0, t.ldo, count, last, t.relu); break;
-        default: rows<4>(w, t.k, xb, t.ldx, bias, out + p0, t.ldo, count, last, t.relu); break;
+        case 2: rows<2>(w, t.k, xb, t.ldx, bias, out + p0, t.ldo, count, last, t.act); break;
+        case 3: rows<3>(w, t.k, xb, t.ldx, bias, out + p0, t.ldo, count, last, t.act); break;
+        default: rows<4>(w, t.k, xb, t.ldx, bias, out + p0, t.ldo, count, last, t.act); break;
         }
     }
 }
@@ -213,7 +220,7 @@ void run(const Problem &p, const float *x, const float *w, const float *bias, fl
                          (c + 1) * blocks.count / colParts,
                          std::min(p.outC, r * rowUnits / rowParts * kRowUnit),
                          std::min(p.outC, (r + 1) * rowUnits / rowParts * kRowUnit),
-                         p.relu};
+                         p.act};
             if (t.b0 < t.b1 && t.o0 < t.o1)
                 runTask(t, blocks);
         }
@@ -225,7 +232,7 @@ void gemm(const Gemm &g, const float *w, const float *x, const float *bias, floa
     if (g.pixels < kMinPixels)
         throw std::logic_error("conv1x1::gemm on rows narrower than its blocks");
     const PixelBlocks blocks(g.pixels);
-    runTask({x, w, bias, out, g.k, g.ldx, g.ldo, 0, blocks.count, 0, g.rows, g.relu}, blocks);
+    runTask({x, w, bias, out, g.k, g.ldx, g.ldo, 0, blocks.count, 0, g.rows, g.act}, blocks);
 }
 
 #else

@@ -3,6 +3,8 @@
 // Internal to aten.conv2d (core/ops/conv.cpp, which decides when to use it).
 #pragma once
 
+#include "core/ops/storeactivation.h"
+
 #include <cstdint>
 
 namespace fusescope::conv1x1 {
@@ -11,7 +13,7 @@ struct Problem {
     int64_t images = 0, groups = 1;
     int64_t inC = 0, outC = 0; // per group
     int64_t pixels = 0;        // H * W of input and output
-    bool relu = false;         // store relu(out), as sm::relu (NaN stays NaN)
+    StoreActivation act;       // applied to out as it is stored
 };
 
 // Whether this kernel runs the problem: the CPU has AVX-512 (the blocks are
@@ -31,7 +33,7 @@ void run(const Problem &p, const float *x, const float *w, const float *bias, fl
 struct Gemm {
     int64_t rows = 0, k = 0, pixels = 0;
     int64_t ldx = 0, ldo = 0;
-    bool relu = false;
+    StoreActivation act;
 };
 void gemm(const Gemm &g, const float *w, const float *x, const float *bias, float *out);
 

@@ -9,7 +9,6 @@
 #include "core/ops/winograd.h"
 
 #include "core/ops/linalg.h"
-#include "core/ops/scalarmath.h"
 #include "core/runtime/threadpool.h"
 #include "core/tensor/tensor.h"
 
@@ -101,13 +100,6 @@ void transformInput(const Problem &p, const Tiles &t, const float *x, int64_t r0
 
 // out = A^T m A + bias for every tile, A^T = [1 1 1 0; 0 1 -1 -1]; a tile's
 // second row or column is dropped where the output ends.
-// A fused relu, on an output tile row while it is in cache.
-void reluRows(float *y, int64_t n)
-{
-    for (int64_t i = 0; i < n; ++i)
-        y[i] = sm::relu(y[i]);
-}
-
 void transformOutput(const Problem &p, const Tiles &t, const float *m, const float *bias, int64_t r0, int64_t r1,
                      float *out, float *buf)
 {
@@ -131,8 +123,7 @@ void transformOutput(const Problem &p, const Tiles &t, const float *m, const flo
                 y1[2 * tw] = t1[0] + t1[1] + t1[2] + b;
                 y1[2 * tw + 1] = t1[1] - t1[2] - t1[3] + b;
             }
-            if (p.relu)
-                reluRows(buf, 2 * width);
+            p.act.apply(buf, 1, 2 * width, 0);
             const int64_t img = r / t.rows, oh = 2 * (r % t.rows);
             float *dst = out + ((img * p.outC + o) * p.outH + oh) * p.outW;
             std::copy_n(y0, p.outW, dst);
@@ -221,8 +212,7 @@ void transformOutput4(const Problem &p, const TilesOf<4> &t, const float *m, con
                         buf[i * width + 4 * tw + k] = y[k] + b;
                 }
             }
-            if (p.relu)
-                reluRows(buf, 4 * width);
+            p.act.apply(buf, 1, 4 * width, 0);
             const int64_t img = r / t.rows, oh = 4 * (r % t.rows);
             float *dst = out + ((img * p.outC + o) * p.outH + oh) * p.outW;
             for (int64_t i = 0; i < 4 && oh + i < p.outH; ++i)

@@ -3,6 +3,8 @@
 // when eager mode uses F(2x2)) and the compiler's ops of core/ops/winograd_ops.cpp.
 #pragma once
 
+#include "core/ops/storeactivation.h"
+
 #include <cstdint>
 
 namespace fusescope::winograd {
@@ -11,7 +13,7 @@ struct Problem {
     int64_t n = 0, c = 0, h = 0, w = 0;  // input, NCHW contiguous
     int64_t outC = 0, outH = 0, outW = 0; // output, NCHW contiguous
     int64_t padH = 0, padW = 0;
-    bool relu = false; // store relu(out), as sm::relu has it
+    StoreActivation act; // applied to out as each tile row is stored
 };
 
 // Whether the transforms pay for themselves: enough output tiles per

@@ -2,8 +2,9 @@
 // compiler can run the weight half once at compile time (constant folding)
 // and keep only the input half in the compiled program:
 //   fusescope.winograd_weights(w, tile)           [O, C, 3, 3] -> [(tile + 2)^2, O, C]
-//   fusescope.conv2d_winograd(x, u, bias, padding, relu) = conv2d(x, w, bias, 1, padding), then
-//       relu when `relu` (applied as each output tile is stored)
+//   fusescope.conv2d_winograd(x, u, bias, padding, relu, min, max) = conv2d(x, w, bias, 1, padding),
+//       then relu when `relu`, or clamp(min, max) when either is given (applied as each output
+//       tile is stored)
 // tile 2 is F(2x2, 3x3), the code aten.conv2d runs when it picks Winograd,
 // so the compiled result equals the eager one bit for bit; tile 4 is
 // F(4x4, 3x3), which only compiled code runs. conv2d_winograd tells the two
@@ -61,6 +62,21 @@ struct ConvProblem {
     Shape outShape;
 };
 
+// relu=True, or a clamp where min or max is given (not both with relu).
+StoreActivation activationOf(const Args &a)
+{
+    auto given = [&](size_t i) { return a.size() > i && !a[i].isNone(); };
+    const bool relu = given(4) && a[4].toBool(), clamp = given(5) || given(6);
+    if (relu && clamp)
+        throw Error(std::string(kConv) + ": relu and min/max are two activations; give one");
+    if (relu)
+        return StoreActivation::relu();
+    if (!clamp)
+        return {};
+    const StoreActivation none;
+    return StoreActivation::clamp(given(5) ? a[5].toDouble() : none.lo, given(6) ? a[6].toDouble() : none.hi);
+}
+
 ConvProblem convProblem(const Args &a)
 {
     const Tensor &x = arg(a, 0), &u = arg(a, 1);
@@ -83,7 +99,7 @@ ConvProblem convProblem(const Args &a)
         throw Error(std::string(kConv) + ": padding must be two non-negative ints, got " + shapeStr(pad));
     ConvProblem c;
     c.p = {x.size(0), x.size(1), x.size(2), x.size(3), u.size(1), x.size(2) + 2 * pad[0] - 2,
-           x.size(3) + 2 * pad[1] - 2, pad[0], pad[1], a.size() > 4 && a[4].isBool() && a[4].toBool()};
+           x.size(3) + 2 * pad[1] - 2, pad[0], pad[1], activationOf(a)};
     if (c.p.outH < 1 || c.p.outW < 1)
         throw Error(std::string(kConv) + ": input " + shapeStr(x.sizes()) + " padded by " + shapeStr(pad)
                     + " is smaller than the 3x3 kernel");
@@ -148,7 +164,8 @@ void registerWinogradOps(OpRegistry &r)
     conv.cpu = convKernel;
     conv.cost = convCost;
     r.add(std::string(kConv)
-              + "(Tensor input, Tensor weights, Tensor? bias=None, int[] padding=[1,1], bool relu=False) -> Tensor",
+              + "(Tensor input, Tensor weights, Tensor? bias=None, int[] padding=[1,1], bool relu=False, "
+                "Scalar? min=None, Scalar? max=None) -> Tensor",
           std::move(conv));
 }
 
