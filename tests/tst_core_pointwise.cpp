@@ -364,6 +364,13 @@ private slots:
         const Tensor x = fromVector({-2, -0.5, 0.5, 2, NAN}, {5});
         FS_COMPARE_VALUES(ops::clamp(x, -1.0, 1.0), Shape{5}, (std::vector<double>{-1, -0.5, 0.5, 1, NAN}), 0, 0);
         FS_COMPARE_VALUES(ops::clamp(x, std::nullopt, 0.0), Shape{5}, (std::vector<double>{-2, -0.5, 0, 0, NAN}), 0, 0);
+        // An absent bound clamps nothing, infinities and integer extremes included.
+        const Tensor inf = fromVector({-INFINITY, 1, INFINITY}, {3});
+        FS_COMPARE_VALUES(ops::clamp(inf, std::nullopt, 2.0), Shape{3}, (std::vector<double>{-INFINITY, 1, 2}), 0, 0);
+        FS_COMPARE_VALUES(ops::clamp(inf, 0.0, std::nullopt), Shape{3}, (std::vector<double>{0, 1, INFINITY}), 0, 0);
+        const Tensor ints = fromVector({-2147483648.0, 5, 2147483647.0}, {3}, DType::I32);
+        FS_COMPARE_VALUES(ops::clamp(ints, std::nullopt, 3.0), Shape{3}, (std::vector<double>{-2147483648.0, 3, 3}), 0, 0);
+        FS_COMPARE_VALUES(ops::clamp(ints, 4.0, std::nullopt), Shape{3}, (std::vector<double>{4, 5, 2147483647.0}), 0, 0);
         const Tensor cond = ops::gt(x, 0);
         FS_COMPARE_VALUES(ops::where(cond, x, ops::neg(x)), Shape{5}, (std::vector<double>{2, 0.5, 0.5, 2, NAN}), 0, 0);
         // where broadcasts all three operands
