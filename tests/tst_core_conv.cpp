@@ -671,6 +671,8 @@ private slots:
             const Tensor clamped = callOp1("fusescope.conv2d_winograd", {x, u, bias, IntList{1, 1}, false, -0.5, 0.25});
             QVERIFY(clamped.toDoubleVector() == callOp1("aten.clamp", {conv, -0.5, 0.25}).toDoubleVector());
             QCOMPARE(ops::max(clamped).itemDouble(), 0.25);
+            FS_EXPECT_ERROR(callOp1("fusescope.conv2d_winograd", {x, u, bias, IntList{1, 1}, true, 0.0, 6.0}),
+                            "relu and min/max are two activations");
         }
     }
 

@@ -1320,9 +1320,9 @@ StoreActivation clampOf(const Value &lo, const Value &hi)
 
 void convClampKernel(const Args &a, std::span<Tensor> outs)
 {
-    convInto(a, outs, clampOf(a[7], a[8]));
+    const Value none;
+    convInto(a, outs, clampOf(a.size() > 7 ? a[7] : none, a.size() > 8 ? a[8] : none));
 }
-
 
 OpCost convCost(const Args &a, std::span<const Tensor> outs)
 {

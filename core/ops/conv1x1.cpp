@@ -59,10 +59,6 @@ FUSESCOPE_AVX512 __attribute__((always_inline)) inline void step(__m512 (&acc)[R
     }
 }
 
-// out[r][0, 16V) = bias[r] + sum over c < k of w[r * k + c] * x[c * ldx + (0, 16V)], r < R; of
-// the last vector, only the lanes of `last` are read and stored.
-// The loops over r and v are unrolled by pragma: GCC's -O3 otherwise kept
-// the accumulator array in memory too, storing all of it every iteration.
 // The activation as StoreActivation applies it, 16 lanes at a time. relu
 // as sm::relu: +0 for x <= 0 (also -0); clamp as sm::clamp: the low bound
 // where x < lo, then the high bound where x > hi. NaN is kept (an ordered
@@ -78,6 +74,10 @@ FUSESCOPE_AVX512 inline __m512 activate(__m512 v, const StoreActivation &act)
     return _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), hi);
 }
 
+// out[r][0, 16V) = act(bias[r] + sum over c < k of w[r * k + c] * x[c * ldx + (0, 16V)]), r < R; of
+// the last vector, only the lanes of `last` are read and stored.
+// The loops over r and v are unrolled by pragma: GCC's -O3 otherwise kept
+// the accumulator array in memory too, storing all of it every iteration.
 template <int R, int V>
 FUSESCOPE_AVX512 void block(const float *w, int64_t k, const float *x, int64_t ldx, const float *bias, float *out,
                             int64_t ldo, __mmask16 last, const StoreActivation &act)

@@ -22,14 +22,6 @@ struct StoreActivation {
     static StoreActivation clamp(double low, double high) { return {Kind::Clamp, low, high}; }
     bool any() const { return kind != Kind::None; }
 
-    template <typename T>
-    T operator()(T x) const
-    {
-        if (kind == Kind::Relu)
-            return sm::relu(x);
-        return kind == Kind::Clamp ? sm::clamp(x, T(lo), T(hi)) : x;
-    }
-
     // In place over `count` rows of `width` values, `stride` apart: right
     // after a kernel stored them, while they are in cache.
     template <typename T>
