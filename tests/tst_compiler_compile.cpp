@@ -295,6 +295,33 @@ private slots:
         }
     }
 
+    // Batch norm folded into the convolution's weights and bias (and the relu
+    // taken in) gives eager's result within the rounding the tests allow, on
+    // every convolution kernel family the folding reaches.
+    void foldedBatchNormMatchesEager()
+    {
+        Generator gen(8);
+        for (const auto &[k, pad] : std::vector<std::pair<int64_t, int64_t>>{{1, 0}, {3, 1}, {5, 2}}) {
+            const Tensor w = randn({16, 16, k, k}, gen), b = randn({16}, gen), mean = randn({16}, gen);
+            const Tensor var = ops::add(ops::abs(randn({16}, gen)), 0.5), gamma = randn({16}, gen);
+            const Tensor beta = randn({16}, gen), x = randn({2, 16, 20, 20}, gen);
+            const TensorFn fn = [&](const TensorList &in) {
+                const Tensor y = ops::conv2d(in[0], w, b, {1, 1}, {pad, pad});
+                return TensorList{ops::relu(ops::batchNorm(y, mean, var, gamma, beta, 1e-5))};
+            };
+            const NamedTensors params{{"w", w}, {"b", b}, {"mean", mean}, {"var", var}, {"gamma", gamma}, {"beta", beta}};
+            CompiledFunction compiled = compile(fn, params);
+            std::string why;
+            QVERIFY2(matches(compiled({x})[0], fn({x})[0], why), why.c_str());
+            bool folded = false;
+            for (const CompileStage &s : compiled.stages())
+                folded = folded || std::any_of(s.log.begin(), s.log.end(), [](const std::string &l) {
+                             return l.find("affine into its convolution") != std::string::npos;
+                         });
+            QVERIFY(folded);
+        }
+    }
+
     void shapeChangeRecompilesWithReason()
     {
         Generator gen(3);

@@ -170,6 +170,33 @@ private slots:
         QCOMPARE(kept.schedule.kernels[0].nodes.size(), size_t(3)); // conv2d, relu, add
     }
 
+    // Batch norm after a convolution (decomposed: sub, mul, mul, add by
+    // [C,1,1] constants) folds into the convolution's weights and bias, and
+    // the relu after it is then taken in too: one kernel with nothing after
+    // its convolution. With an input as the weight nothing folds.
+    void batchNormFoldsIntoItsConvolution()
+    {
+        Generator gen(6);
+        const Tensor w = randn({16, 8, 1, 1}, gen), mean = randn({16}, gen), var = ops::abs(randn({16}, gen));
+        const Tensor gamma = randn({16}, gen), beta = randn({16}, gen);
+        const auto bn = [&](const Tensor &x, const Tensor &weight) {
+            const Tensor y = ops::conv2d(x, weight);
+            return ops::relu(ops::batchNorm(y, mean, var, gamma, beta, 1e-5));
+        };
+        const NamedTensors params{{"w", w}, {"bn.mean", mean}, {"bn.var", var}, {"bn.weight", gamma}, {"bn.bias", beta}};
+        const Fused f = fuseFn([&](const TensorList &in) { return TensorList{bn(in[0], w)}; }, {{2, 8, 12, 12}}, params);
+        QCOMPARE(f.schedule.kernels.size(), size_t(1));
+        QCOMPARE(f.schedule.kernels[0].anchor->target, std::string("fusescope.conv2d_relu"));
+        QCOMPARE(f.schedule.kernels[0].nodes.size(), size_t(1));
+        QVERIFY2(joined(f.log).find("affine into its convolution") != std::string::npos, joined(f.log).c_str());
+
+        const Fused input = fuseFn([&](const TensorList &in) { return TensorList{bn(in[0], in[1])}; },
+                                   {{2, 8, 12, 12}, {16, 8, 1, 1}}, params);
+        QCOMPARE(input.schedule.kernels.size(), size_t(1));
+        QCOMPARE(input.schedule.kernels[0].anchor->target, std::string("aten.conv2d"));
+        QVERIFY(input.schedule.kernels[0].nodes.size() > 1); // batch norm and relu in the epilogue
+    }
+
     // A Winograd convolution of a parameter reads weights transformed at
     // compile time and still takes its epilogue; one of an input does not.
     void winogradWeightsAreTransformedAtCompileTime()

@@ -33,6 +33,13 @@ int applyIdentities(Graph &graph, PassLog &log);
 // 3x3 convolutions of constant weights that suit Winograd read weights
 // transformed once (a fusescope.winograd_weights node that constant folding computes).
 int splitWinogradConvolutions(Graph &graph, PassLog &log);
+// A per-channel constant multiplied, divided, added or subtracted after a
+// convolution of constant weights (batch norm, decomposed) folds into its
+// weights and bias.
+int foldAffineIntoConvolutions(Graph &graph, PassLog &log);
+// A new node computing `target` on `args`, just before `like`, with its
+// module path and origins, its output geometry inferred from the op.
+Node *computedNode(Graph &graph, const Node &like, const char *target, std::vector<Arg> args, const char *name);
 // relu(conv2d) or clamp(conv2d) where the activation is the convolution's
 // only reader: one op that applies it as it stores (fusescope.conv2d_relu,
 // fusescope.conv2d_clamp, conv2d_winograd's relu, min and max).

@@ -400,8 +400,8 @@ void simplify(Graph &graph, PassLog &log)
     for (int round = 0; round < 16; ++round) {
         int changed = removeDeadCode(graph, log);
         changed += eliminateCommonSubexpressions(graph, log);
+        changed += foldAffineIntoConvolutions(graph, log);
         changed += splitWinogradConvolutions(graph, log);
-        changed += fuseConvolutionActivations(graph, log);
         changed += foldConstants(graph, log);
         changed += applyIdentities(graph, log);
         changed += removeDeadCode(graph, log);
@@ -409,6 +409,13 @@ void simplify(Graph &graph, PassLog &log)
         graph.lint();
         if (!changed)
             break;
+    }
+    // Last, once the weights are final (folded, split for Winograd): an
+    // activation taken in earlier would hide its convolution from both.
+    if (fuseConvolutionActivations(graph, log)) {
+        removeDeadCode(graph, log);
+        propagateMeta(graph);
+        graph.lint();
     }
 }
 

@@ -15,24 +15,6 @@
 namespace fusescope::compiler {
 namespace {
 
-// Output geometry of a node whose arguments are already in place.
-TensorMeta inferMeta(const Graph &graph, const Node &n)
-{
-    TracerScope noTracer(nullptr);
-    const Args args = nodeArgs(graph, n);
-    return outputMeta(args, callOp(OpRegistry::instance().get(n.target), args).at(0));
-}
-
-Node *addLike(Graph &graph, const Node &like, const char *target, std::vector<Arg> args, const char *name)
-{
-    Node *n = graph.add(NodeKind::CallFunction, target, std::move(args), {TensorMeta{}}, name,
-                        const_cast<Node *>(&like));
-    n->outputs = {inferMeta(graph, *n)};
-    n->modulePath = like.modulePath;
-    n->origins = like.origins;
-    return n;
-}
-
 // The weights are a parameter whose values the compiler holds on the CPU,
 // where folding can transform them.
 bool hasConstantWeight(const Graph &graph, const Node &n)
@@ -42,7 +24,25 @@ bool hasConstantWeight(const Graph &graph, const Node &n)
     return graph.attrs.at(n.args()[1].ref().node->target).device() == kCPU;
 }
 
+// Output geometry of a node whose arguments are already in place.
+TensorMeta inferMeta(const Graph &graph, const Node &n)
+{
+    TracerScope noTracer(nullptr);
+    const Args args = nodeArgs(graph, n);
+    return outputMeta(args, callOp(OpRegistry::instance().get(n.target), args).at(0));
+}
+
 } // namespace
+
+Node *computedNode(Graph &graph, const Node &like, const char *target, std::vector<Arg> args, const char *name)
+{
+    Node *n = graph.add(NodeKind::CallFunction, target, std::move(args), {TensorMeta{}}, name,
+                        const_cast<Node *>(&like));
+    n->outputs = {inferMeta(graph, *n)};
+    n->modulePath = like.modulePath;
+    n->origins = like.origins;
+    return n;
+}
 
 int splitWinogradConvolutions(Graph &graph, PassLog &log)
 {
@@ -55,9 +55,9 @@ int splitWinogradConvolutions(Graph &graph, PassLog &log)
         if (!tile)
             continue;
         const std::vector<Arg> &a = n->args();
-        Node *u = addLike(graph, *n, "fusescope.winograd_weights", {a[1], Arg::of(Value(int64_t(tile)))},
+        Node *u = computedNode(graph, *n, "fusescope.winograd_weights", {a[1], Arg::of(Value(int64_t(tile)))},
                           "winograd_weights");
-        Node *conv = addLike(graph, *n, "fusescope.conv2d_winograd", {a[0], Arg::of(u->out()), a[2], a[4]},
+        Node *conv = computedNode(graph, *n, "fusescope.conv2d_winograd", {a[0], Arg::of(u->out()), a[2], a[4]},
                              "conv2d_winograd");
         graph.replaceUses(n->out(), conv->out());
         const std::string f = tile == 4 ? "F(4x4, 3x3)" : "F(2x2, 3x3)";
