@@ -68,7 +68,7 @@ std::optional<Affine> affineOf(const Graph &graph, const Node &n)
     Node *conv = n.args()[0].ref().node;
     const bool isConv = conv->kind == NodeKind::CallFunction && conv->target == "aten.conv2d"
         && conv->args().size() == 7 && conv->users().size() == 1 && conv->outputs.size() == 1
-        && conv->outputs[0].dtype == DType::F32 && conv->args()[1].isRef()
+        && conv->outputs[0].dtype == DType::F32 && conv->outputs[0].sizes.size() == 4 && conv->args()[1].isRef()
         && constantExpression(graph, conv->args()[1].ref().node)
         && (!conv->args()[2].isRef() || constantExpression(graph, conv->args()[2].ref().node));
     const int64_t channels = isConv ? conv->outputs[0].sizes.at(1) : 0;
