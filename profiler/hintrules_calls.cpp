@@ -41,8 +41,6 @@ constexpr int64_t kSharedMemoryPerSm = 228 * 1024;
 
 // ---- pageable-memcpy ----
 
-// The importers name copies "Memcpy HtoD (Pageable -> Device)" and set
-// `pinned` for page-locked ones; only host<->device copies have a host side.
 // "244.4 MB", "12.0 kB", "96 B": copies are as small as a few bytes.
 std::string formatDecimalBytes(double bytes)
 {
@@ -53,6 +51,8 @@ std::string formatDecimalBytes(double bytes)
     return formatText("%.0f B", bytes);
 }
 
+// The importers name copies "Memcpy HtoD (Pageable -> Device)" and set
+// `pinned` for page-locked ones; only host<->device copies have a host side.
 bool isPageableCopy(const Trace &trace, const Run &run, const Event &e)
 {
     const EventArgs *args = argsOf(run, e);

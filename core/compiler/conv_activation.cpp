@@ -8,8 +8,6 @@
 #include "core/compiler/passes.h"
 #include "core/compiler/tracer.h"
 
-#include <algorithm>
-
 namespace fusescope::compiler {
 namespace {
 
@@ -72,10 +70,7 @@ Node *withActivation(Graph &graph, const Node &conv, const Node &act)
                         conv.name + (relu ? "_relu" : "_clamp"), const_cast<Node *>(&act));
     n->modulePath = conv.modulePath;
     n->origins = conv.origins;
-    for (int o : act.origins) {
-        if (std::find(n->origins.begin(), n->origins.end(), o) == n->origins.end())
-            n->origins.push_back(o);
-    }
+    addOrigins(*n, act);
     return n;
 }
 

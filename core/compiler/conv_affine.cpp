@@ -43,6 +43,7 @@ bool perChannel(const Graph &graph, const NodeRef &r, int64_t channels)
 struct Affine {
     Node *conv = nullptr;
     NodeRef constant;
+    int64_t channels = 0;
     char op = 0; // '*', '/', '+', '-'
 };
 
@@ -74,7 +75,7 @@ std::optional<Affine> affineOf(const Graph &graph, const Node &n)
     const int64_t channels = isConv ? conv->outputs[0].sizes.at(1) : 0;
     if (!isConv || n.outputs[0].sizes != conv->outputs[0].sizes || !perChannel(graph, n.args()[1].ref(), channels))
         return std::nullopt;
-    return Affine{conv, n.args()[1].ref(), op->second};
+    return Affine{conv, n.args()[1].ref(), channels, op->second};
 }
 
 } // namespace
@@ -87,7 +88,7 @@ int foldAffineIntoConvolutions(Graph &graph, PassLog &log)
         if (!a)
             continue;
         const std::vector<Arg> &c = a->conv->args();
-        const int64_t channels = a->conv->outputs[0].sizes.at(1);
+        const int64_t channels = a->channels;
         auto call = [&](const char *target, std::vector<Arg> args, const char *name) {
             return computedNode(graph, *n, target, std::move(args), name);
         };
@@ -112,10 +113,7 @@ int foldAffineIntoConvolutions(Graph &graph, PassLog &log)
                                   a->conv->name.c_str());
         conv->modulePath = a->conv->modulePath;
         conv->origins = a->conv->origins;
-        for (int o : n->origins) {
-            if (std::find(conv->origins.begin(), conv->origins.end(), o) == conv->origins.end())
-                conv->origins.push_back(o);
-        }
+        addOrigins(*conv, *n);
         graph.replaceUses(n->out(), conv->out());
         log.push_back("affine into its convolution: " + n->name + " (" + n->target + " by a per-channel constant) folded into "
                       + a->conv->name + "'s weights and bias");

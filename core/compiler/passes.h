@@ -40,6 +40,8 @@ int foldAffineIntoConvolutions(Graph &graph, PassLog &log);
 // A new node computing `target` on `args`, just before `like`, with its
 // module path and origins, its output geometry inferred from the op.
 Node *computedNode(Graph &graph, const Node &like, const char *target, std::vector<Arg> args, const char *name);
+// Adds `from`'s origins to `to`'s, each once: a node that replaces two keeps both.
+void addOrigins(Node &to, const Node &from);
 // relu(conv2d) or clamp(conv2d) where the activation is the convolution's
 // only reader: one op that applies it as it stores (fusescope.conv2d_relu,
 // fusescope.conv2d_clamp, conv2d_winograd's relu, min and max).

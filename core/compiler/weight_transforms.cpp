@@ -12,6 +12,8 @@
 #include "core/compiler/tracer.h"
 #include "core/ops/conv.h"
 
+#include <algorithm>
+
 namespace fusescope::compiler {
 namespace {
 
@@ -42,6 +44,14 @@ Node *computedNode(Graph &graph, const Node &like, const char *target, std::vect
     n->modulePath = like.modulePath;
     n->origins = like.origins;
     return n;
+}
+
+void addOrigins(Node &to, const Node &from)
+{
+    for (int o : from.origins) {
+        if (std::find(to.origins.begin(), to.origins.end(), o) == to.origins.end())
+            to.origins.push_back(o);
+    }
 }
 
 int splitWinogradConvolutions(Graph &graph, PassLog &log)

@@ -1311,17 +1311,9 @@ void convReluKernel(const Args &a, std::span<Tensor> outs)
     convInto(a, outs, StoreActivation::relu());
 }
 
-// Bounds as aten.clamp takes them: None for no bound.
-StoreActivation clampOf(const Value &lo, const Value &hi)
-{
-    const StoreActivation none;
-    return StoreActivation::clamp(lo.isNone() ? none.lo : lo.toDouble(), hi.isNone() ? none.hi : hi.toDouble());
-}
-
 void convClampKernel(const Args &a, std::span<Tensor> outs)
 {
-    const Value none;
-    convInto(a, outs, clampOf(a.size() > 7 ? a[7] : none, a.size() > 8 ? a[8] : none));
+    convInto(a, outs, StoreActivation::clampBounds(a, 7));
 }
 
 OpCost convCost(const Args &a, std::span<const Tensor> outs)

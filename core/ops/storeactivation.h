@@ -6,6 +6,7 @@
 #pragma once
 
 #include "core/ops/scalarmath.h"
+#include "core/ops/value.h"
 
 #include <cstdint>
 #include <limits>
@@ -19,7 +20,17 @@ struct StoreActivation {
     double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
 
     static StoreActivation relu() { return {Kind::Relu}; }
-    static StoreActivation clamp(double low, double high) { return {Kind::Clamp, low, high}; }
+    // Clamp by the bounds at a[first] and a[first + 1], as aten.clamp takes
+    // them: None, or past the end of `a`, for no bound.
+    static StoreActivation clampBounds(const Args &a, size_t first)
+    {
+        StoreActivation act{Kind::Clamp};
+        if (a.size() > first && !a[first].isNone())
+            act.lo = a[first].toDouble();
+        if (a.size() > first + 1 && !a[first + 1].isNone())
+            act.hi = a[first + 1].toDouble();
+        return act;
+    }
     bool any() const { return kind != Kind::None; }
 
     // In place over `count` rows of `width` values, `stride` apart: right

@@ -71,10 +71,7 @@ StoreActivation activationOf(const Args &a)
         throw Error(std::string(kConv) + ": relu and min/max are two activations; give one");
     if (relu)
         return StoreActivation::relu();
-    if (!clamp)
-        return {};
-    const StoreActivation none;
-    return StoreActivation::clamp(given(5) ? a[5].toDouble() : none.lo, given(6) ? a[6].toDouble() : none.hi);
+    return clamp ? StoreActivation::clampBounds(a, 5) : StoreActivation{};
 }
 
 ConvProblem convProblem(const Args &a)
