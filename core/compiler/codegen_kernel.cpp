@@ -552,6 +552,76 @@ private:
         }
     }
 
+    // Lanes of partial results a reduction loop keeps. With one vector
+    // accumulator a row's sum is a chain of dependent adds, and GCC sums the
+    // vector's lanes in order; 64 lanes are four independent vectors whose
+    // lanes combine as a tree after the loop (softmax_ln's kernel ran about
+    // a fifth faster). 0 where the vectorized dim does not split evenly.
+    int reductionLanes() const
+    {
+        if (m_flat || m_inner.empty())
+            return 0;
+        for (int lanes : {64, 32, 16}) {
+            if (m_inner.back().size % lanes == 0)
+                return lanes;
+        }
+        return 0;
+    }
+
+    bool countsNaN(const Node *r) const
+    {
+        const std::string fn = reduceFn(r);
+        return isFloating(r->meta().dtype) && (fn == "max" || fn == "min");
+    }
+
+    // `a` combined with `b` as reduction r combines values; NaN is counted apart.
+    std::string combine(const Node *r, const std::string &a, const std::string &b) const
+    {
+        const std::string fn = reduceFn(r);
+        if (fn == "sum")
+            return a + " + " + b;
+        if (fn == "prod")
+            return a + " * " + b;
+        return b + " " + (fn == "max" ? ">" : "<") + " " + a + " ? " + b + " : " + a;
+    }
+
+    void declareAccumulators(std::ostringstream &out, const Node *r, int lanes) const
+    {
+        const std::string t = ctype(r->meta().dtype), id = std::to_string(r->id);
+        if (!lanes) {
+            out << "        " << t << " " << accumulator(r) << " = " << initValue(r) << ";\n";
+            if (countsNaN(r))
+                out << "        int nan" << id << " = 0; // a NaN count: a bool flag stops vectorization\n";
+            return;
+        }
+        const std::string n = std::to_string(lanes);
+        out << "        alignas(64) " << t << " " << accumulator(r) << "l[" << n << "];\n";
+        if (countsNaN(r))
+            out << "        int nan" << id << "l[" << n << "];\n";
+        out << "        for (int l = 0; l < " << n << "; ++l) {\n";
+        out << "            " << accumulator(r) << "l[l] = " << initValue(r) << ";\n";
+        if (countsNaN(r))
+            out << "            nan" << id << "l[l] = 0;\n";
+        out << "        }\n";
+    }
+
+    // The lanes folded pairwise into lane 0, then named as a one-accumulator loop names them.
+    void foldLanes(std::ostringstream &out, const Node *r, int lanes) const
+    {
+        const std::string a = accumulator(r) + "l", id = std::to_string(r->id);
+        out << "        for (int w = " << lanes / 2 << "; w > 0; w /= 2) {\n";
+        out << "            #pragma omp simd\n";
+        out << "            for (int l = 0; l < w; ++l)\n";
+        out << "                " << a << "[l] = " << combine(r, a + "[l]", a + "[l + w]") << ";\n";
+        out << "        }\n";
+        out << "        const " << ctype(r->meta().dtype) << " " << accumulator(r) << " = " << a << "[0];\n";
+        if (countsNaN(r)) {
+            out << "        int nan" << id << " = 0;\n";
+            out << "        for (int l = 0; l < " << lanes << "; ++l)\n";
+            out << "            nan" << id << " += nan" << id << "l[l];\n";
+        }
+    }
+
     void emitLoop(std::ostringstream &out, int k) const
     {
         const std::vector<const Node *> &nodes = m_loopNodes.at(k);
@@ -560,45 +630,59 @@ private:
             if (isReductionNode(n))
                 reductions.push_back(n);
         }
-        for (const Node *r : reductions) {
-            out << "        " << ctype(r->meta().dtype) << " " << accumulator(r) << " = " << initValue(r) << ";\n";
-            if (isFloating(r->meta().dtype) && (reduceFn(r) == "max" || reduceFn(r) == "min"))
-                out << "        int nan" << r->id << " = 0; // a NaN count: a bool flag stops vectorization\n";
-        }
+        const int lanes = reductions.empty() ? 0 : reductionLanes();
         std::string clauses;
         for (const Node *r : reductions) {
+            declareAccumulators(out, r, lanes);
+            if (lanes)
+                continue;
             const std::string fn = reduceFn(r);
             const char *opc = fn == "sum" ? "+" : fn == "prod" ? "*" : fn.c_str();
             clauses += std::string(" reduction(") + opc + ":" + accumulator(r) + ")";
-            if (isFloating(r->meta().dtype) && (fn == "max" || fn == "min"))
+            if (countsNaN(r))
                 clauses += " reduction(+:nan" + std::to_string(r->id) + ")";
         }
-        emitInnerLoops(out, nodes, clauses, k);
+        emitInnerLoops(out, nodes, clauses, k, lanes);
         for (const Node *r : reductions) {
-            const bool fp = isFloating(r->meta().dtype) && (reduceFn(r) == "max" || reduceFn(r) == "min");
+            if (lanes)
+                foldLanes(out, r, lanes);
             out << "        const " << ctype(r->meta().dtype) << " " << var(r) << " = "
-                << (fp ? "nan" + std::to_string(r->id) + " ? static_cast<" + std::string(ctype(r->meta().dtype)) + ">(NAN) : " : "")
+                << (countsNaN(r) ? "nan" + std::to_string(r->id) + " ? static_cast<" + std::string(ctype(r->meta().dtype)) + ">(NAN) : " : "")
                 << accumulator(r) << ";\n";
         }
     }
 
+    // With lanes, the last inner dim runs as blocks of `lanes` elements and
+    // each reduction accumulates into the lane of its position in the block.
     void emitInnerLoops(std::ostringstream &out, const std::vector<const Node *> &nodes, const std::string &clauses,
-                        int k) const
+                        int k, int lanes) const
     {
         std::string indent = "        ";
-        if (m_inner.empty()) { // every inner dim has size 1: a scope still keeps each loop's names apart
-            out << indent << "{\n";
+        int open = 0;
+        auto openLoop = [&](const std::string &header) {
+            out << indent << header << (header.empty() ? "{\n" : " {\n");
             indent += "    ";
-        }
+            ++open;
+        };
+        if (m_inner.empty()) // every inner dim has size 1: a scope still keeps each loop's names apart
+            openLoop("");
         for (size_t i = 0; i < m_inner.size(); ++i) {
-            if (i + 1 == m_inner.size())
+            const std::string r = "r" + std::to_string(i), size = std::to_string(m_inner[i].size);
+            const bool last = i + 1 == m_inner.size();
+            if (last && lanes) {
+                const std::string n = std::to_string(lanes);
+                openLoop("for (int64_t " + r + "b = 0; " + r + "b < " + size + "; " + r + "b += " + n + ")");
+                out << indent << "#pragma omp simd\n";
+                openLoop("for (int64_t " + r + "l = 0; " + r + "l < " + n + "; ++" + r + "l)");
+                out << indent << "const int64_t " << r << " = " << r << "b + " << r << "l;\n";
+                continue;
+            }
+            if (last)
                 out << indent << "#pragma omp simd" << clauses << "\n";
-            const std::string r = "r" + std::to_string(i);
             if (m_flat)
-                out << indent << "for (int64_t " << r << " = begin; " << r << " < end; ++" << r << ") {\n";
+                openLoop("for (int64_t " + r + " = begin; " + r + " < end; ++" + r + ")");
             else
-                out << indent << "for (int64_t " << r << " = 0; " << r << " < " << m_inner[i].size << "; ++" << r << ") {\n";
-            indent += "    ";
+                openLoop("for (int64_t " + r + " = 0; " + r + " < " + size + "; ++" + r + ")");
         }
         const std::string flat = flatInnerIndex();
         if (m_cacheReads.count(k)) {
@@ -606,8 +690,9 @@ private:
                 out << indent << "const " << ctype(c->meta().dtype) << " " << var(c) << " = c" << c->id << "[" << flat
                     << "];\n";
         }
+        const std::string lane = lanes ? "l[r" + std::to_string(m_inner.size() - 1) + "l]" : "";
         for (const Node *n : nodes) {
-            emitInnerNode(out, n, indent);
+            emitInnerNode(out, n, indent, lane);
             if (m_cachedIn.count(n) && m_cachedIn.at(n) == k)
                 out << indent << "c" << n->id << "[" << flat << "] = " << var(n) << ";\n";
         }
@@ -619,13 +704,14 @@ private:
                 out << indent << "p" << a << "[" << index(a, true) << "] = " << var(n) << ";\n";
             }
         }
-        for (size_t i = std::max<size_t>(m_inner.size(), 1); i-- > 0;) {
+        for (; open > 0; --open) {
             indent.resize(indent.size() - 4);
             out << indent << "}\n";
         }
     }
 
-    void emitInnerNode(std::ostringstream &out, const Node *n, const std::string &indent) const
+    // `lane` indexes the accumulator arrays of a laned loop; empty otherwise.
+    void emitInnerNode(std::ostringstream &out, const Node *n, const std::string &indent, const std::string &lane) const
     {
         if (!isReductionNode(n)) {
             out << indent << "const " << ctype(n->meta().dtype) << " " << var(n) << " = " << pointwiseExpr(n, true)
@@ -635,18 +721,17 @@ private:
         const NodeRef in = n->args()[0].ref();
         const std::string v = "static_cast<" + std::string(ctype(n->meta().dtype)) + ">("
             + (internal(in) ? var(in.node) : load(n, in, true)) + ")";
-        const std::string acc = accumulator(n), fn = reduceFn(n);
-        if (fn == "sum")
-            out << indent << acc << " += " << v << ";\n";
-        else if (fn == "prod")
-            out << indent << acc << " *= " << v << ";\n";
-        else {
-            out << indent << "{ const auto x = " << v << "; " << acc << " = x " << (fn == "max" ? ">" : "<") << " " << acc
-                << " ? x : " << acc << ";";
-            if (isFloating(n->meta().dtype))
-                out << " nan" << n->id << " += x != x;";
-            out << " }\n";
+        const std::string acc = accumulator(n) + lane;
+        if (!countsNaN(n) && reduceFn(n) != "sum" && reduceFn(n) != "prod") {
+            out << indent << acc << " = " << combine(n, acc, v) << ";\n";
+            return;
         }
+        if (!countsNaN(n)) {
+            out << indent << acc << (reduceFn(n) == "sum" ? " += " : " *= ") << v << ";\n";
+            return;
+        }
+        out << indent << "{ const auto x = " << v << "; " << acc << " = " << combine(n, acc, "x") << "; nan"
+            << n->id << lane << " += x != x; }\n";
     }
 
     std::string function() const

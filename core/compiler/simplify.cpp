@@ -401,6 +401,10 @@ void simplify(Graph &graph, PassLog &log)
         int changed = removeDeadCode(graph, log);
         changed += eliminateCommonSubexpressions(graph, log);
         changed += foldAffineIntoConvolutions(graph, log);
+        // The convolutions an affine op was folded out of still have that op
+        // as their reader: split now, each would get its weights transformed
+        // too (39 transforms for resnet18's 13 Winograd convolutions).
+        removeDeadCode(graph, log);
         changed += splitWinogradConvolutions(graph, log);
         changed += foldConstants(graph, log);
         changed += applyIdentities(graph, log);
