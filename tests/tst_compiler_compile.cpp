@@ -481,6 +481,50 @@ private slots:
         }
     }
 
+    // A result of 8 MiB or more that only the caller reads, from a kernel
+    // that computes little per byte, leaves through streaming stores, also
+    // when its rows do not start on a cache line (100 floats); one that a
+    // later kernel reads, or from a kernel busy with transcendentals, is
+    // stored as before.
+    void largeResultsStreamUnlessReadAgain_data()
+    {
+        QTest::addColumn<int64_t>("rows");
+        QTest::addColumn<int64_t>("width");
+        QTest::addColumn<bool>("readAgain");
+        QTest::addColumn<bool>("heavy");
+        QTest::addColumn<bool>("streamed");
+        QTest::newRow("8192 x 256") << int64_t(8192) << int64_t(256) << false << false << true;
+        QTest::newRow("21000 x 100") << int64_t(21000) << int64_t(100) << false << false << true;
+        QTest::newRow("read by a GEMM") << int64_t(8192) << int64_t(256) << true << false << false;
+        QTest::newRow("4 MiB") << int64_t(4096) << int64_t(256) << false << false << false;
+        QTest::newRow("compute-bound") << int64_t(8192) << int64_t(256) << false << true << false;
+    }
+
+    void largeResultsStreamUnlessReadAgain()
+    {
+        QFETCH(int64_t, rows);
+        QFETCH(int64_t, width);
+        QFETCH(bool, readAgain);
+        QFETCH(bool, heavy);
+        QFETCH(bool, streamed);
+        Generator gen(10);
+        const Tensor x = randn({rows, width}, gen), w = randn({width, 8}, gen);
+        auto f = [readAgain, heavy](const TensorList &in) {
+            Tensor y = ops::layerNorm(ops::add(in[0], 1.0), {in[0].size(1)});
+            y = heavy ? ops::erf(ops::sigmoid(ops::erf(y))) : y;
+            return readAgain ? TensorList{y, ops::mm(y, in[1])} : TensorList{y};
+        };
+        CompiledFunction fn = compile(f);
+        const TensorList out = fn({x, w});
+        const std::string code = fn.stages()[5].code;
+        QCOMPARE(code.find("fusescope_stream_row(p") != std::string::npos, streamed);
+        const TensorList want = f({x, w});
+        for (size_t i = 0; i < want.size(); ++i) {
+            std::string why;
+            QVERIFY2(matches(out[i], want[i], why), why.c_str());
+        }
+    }
+
     // Bool tensors are read and written as bytes in generated code: GCC has
     // no vector type for bool, and a kernel loading a bool mask (llama's
     // causal masked_fill) ran as a scalar loop.

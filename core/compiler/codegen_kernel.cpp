@@ -280,6 +280,40 @@ private:
         return n;
     }
 
+    // Whether access `a` covers one dense block of innerCount() elements from
+    // its base, the inner dims row-major.
+    bool denseInner(int a) const
+    {
+        int64_t expected = 1;
+        for (size_t i = m_inner.size(); i-- > 0;) {
+            if (m_inner[i].size != 1 && strideOf(m_accesses[static_cast<size_t>(a)], m_inner[i]) != expected)
+                return false;
+            expected *= m_inner[i].size;
+        }
+        return true;
+    }
+
+    // A full-shape result that only the caller reads, from a memory-bound
+    // kernel writing more than the caches keep, leaves through a row buffer
+    // and streaming stores: a plain store first reads each line it writes, a
+    // third of such a kernel's memory traffic (softmax_ln: 16 MiB in, 16 out,
+    // 2 flops a byte by the cost rules, about 5 % faster). A kernel that
+    // computes more per byte is not waiting on memory, and the extra copy
+    // made `pointwise` (3.75 flops a byte) slower.
+    bool streams(const Node *n) const
+    {
+        constexpr int64_t kMinBytes = 8 << 20, kMaxRowBytes = 64 << 10;
+        constexpr double kMaxFlopsPerByte = 3;
+        const double bytes = m_k.bytesRead + m_k.bytesWritten;
+        if (bytes <= 0 || m_k.flops / bytes >= kMaxFlopsPerByte)
+            return false;
+        if (m_flat || m_inner.empty() || !isFull(n) || !m_storeOf.count(n) || n->meta().nbytes() < kMinBytes
+            || innerCount() * static_cast<int64_t>(itemSize(n->meta().dtype)) > kMaxRowBytes || !denseInner(m_storeOf.at(n)))
+            return false;
+        return std::all_of(n->users().begin(), n->users().end(),
+                           [&](const Node *u) { return u->kind == NodeKind::Output || m_members.count(u); });
+    }
+
     // --- expressions ------------------------------------------------------------------
 
     std::string var(const Node *n) const
@@ -699,14 +733,22 @@ private:
         // Stores come after every load of the element: an output may be
         // planned over an input it reads (in place).
         for (const Node *n : nodes) {
-            if (!isReductionNode(n) && m_storeOf.count(n) && storeLoop(n) == k) {
-                const int a = m_storeOf.at(n);
+            if (isReductionNode(n) || !m_storeOf.count(n) || storeLoop(n) != k)
+                continue;
+            const int a = m_storeOf.at(n);
+            if (streams(n))
+                out << indent << "s" << n->id << "[" << flat << "] = " << var(n) << ";\n";
+            else
                 out << indent << "p" << a << "[" << index(a, true) << "] = " << var(n) << ";\n";
-            }
         }
         for (; open > 0; --open) {
             indent.resize(indent.size() - 4);
             out << indent << "}\n";
+        }
+        for (const Node *n : nodes) {
+            if (!isReductionNode(n) && m_storeOf.count(n) && storeLoop(n) == k && streams(n))
+                out << indent << "fusescope_stream_row(p" << m_storeOf.at(n) << " + " << index(m_storeOf.at(n), false)
+                    << ", s" << n->id << ", sizeof s" << n->id << ");\n";
         }
     }
 
@@ -749,6 +791,13 @@ private:
         for (const auto &[n, loop] : m_cachedIn)
             out << "    alignas(64) " << storageType(n->meta().dtype) << " c" << n->id << "[" << std::max<int64_t>(innerCount(), 1)
                 << "];\n";
+        bool streaming = false;
+        for (const Node *n : computeNodes()) {
+            if (!isReductionNode(n) && streams(n)) {
+                out << "    alignas(64) " << storageType(n->meta().dtype) << " s" << n->id << "[" << innerCount() << "];\n";
+                streaming = true;
+            }
+        }
         if (m_flat) {
             out << "    {\n";
             for (size_t a = 0; a < m_accesses.size(); ++a)
@@ -765,6 +814,8 @@ private:
             emitReducedNodes(out, m_loops);
             out << "    }\n";
         }
+        if (streaming) // streaming stores are weakly ordered: done before the pool hears this range is
+            out << "    fusescope_stream_fence();\n";
         out << "}\n\n";
         const int64_t range = m_flat ? innerCount() : outerCount();
         const int64_t perItem = m_flat ? 1 : std::max<int64_t>(innerCount() * m_loops, 1);
