@@ -525,6 +525,70 @@ private slots:
         }
     }
 
+    // matmul, softmax, matmul with the scale and mask forms that models and
+    // ONNX exports write become one fusescope.attention kernel, which agrees
+    // with the decomposed ops run eagerly: a row the mask hides completely
+    // is NaN in both. 128 x 128 scores take the row-chunk path that skips
+    // keys a -inf mask hides (its first chunks see fewer keys).
+    void decomposedAttentionIsOneKernel_data()
+    {
+        QTest::addColumn<QString>("form");
+        QTest::addColumn<int64_t>("length");
+        for (const char *form : {"plain", "query scaled", "scores divided", "masked_fill", "where fill first",
+                                 "where keep finite", "weights read twice"}) {
+            QTest::newRow(form) << QString(form) << int64_t(10);
+            QTest::newRow((std::string(form) + " 128").c_str()) << QString(form) << int64_t(128);
+        }
+    }
+
+    void decomposedAttentionIsOneKernel()
+    {
+        QFETCH(QString, form);
+        QFETCH(int64_t, length);
+        Generator gen(11);
+        const int64_t e = length > 10 ? 64 : 16;
+        const Tensor q = randn({2, 3, length, e}, gen), k = randn({2, 3, length, e}, gen),
+                     v = randn({2, 3, length, 8}, gen);
+        std::vector<double> hidden(static_cast<size_t>(length * length)); // causal: key j hidden from query i < j
+        for (int64_t i = 0; i < length; ++i) {
+            for (int64_t j = 0; j < length; ++j)
+                hidden[static_cast<size_t>(i * length + j)] = i == 1 || j > i; // row 1 sees nothing
+        }
+        const Tensor mask = fromVector(hidden, {length, length}, DType::Bool);
+        const std::string f = form.toStdString();
+        auto fn = [f](const TensorList &in) {
+            const Tensor kt = ops::transpose(in[1], -2, -1);
+            Tensor s = ops::matmul(f == "query scaled" ? ops::mul(in[0], 0.125) : in[0], kt);
+            if (f == "scores divided")
+                s = ops::div(s, 8.0);
+            if (f == "masked_fill")
+                s = ops::maskedFill(s, in[3], -INFINITY);
+            if (f == "where fill first")
+                s = ops::where(in[3], -INFINITY, s);
+            if (f == "where keep finite")
+                s = ops::where(ops::logicalNot(in[3]), s, -1e9);
+            const Tensor w = ops::softmax(s, -1);
+            const Tensor out = ops::matmul(w, in[2]);
+            return f == "weights read twice" ? TensorList{out, w} : TensorList{out};
+        };
+        CompiledFunction compiled = compile(fn);
+        const TensorList got = compiled({q, k, v, mask});
+        const Schedule &s = compiled.lastExecutable()->schedule();
+        const auto attention = std::count_if(s.kernels.begin(), s.kernels.end(), [](const Kernel &kn) {
+            return kn.kind == KernelKind::Extern && kn.anchor->target == "fusescope.attention";
+        });
+        QCOMPARE(attention, f == "weights read twice" ? 0 : 1);
+        const TensorList want = fn({q, k, v, mask});
+        for (size_t i = 0; i < want.size(); ++i) {
+            std::string why;
+            QVERIFY2(matches(got[i], want[i], why), why.c_str());
+        }
+        const std::vector<double> out = got[0].toDoubleVector();
+        const bool masked = f == "masked_fill" || f == "where fill first";
+        QCOMPARE(std::isnan(out[8]), masked); // row 1 of block 0
+        QVERIFY(!std::isnan(out[0]));
+    }
+
     // Bool tensors are read and written as bytes in generated code: GCC has
     // no vector type for bool, and a kernel loading a bool mask (llama's
     // causal masked_fill) ran as a scalar loop.

@@ -5,6 +5,7 @@
 #include "core/compiler/schedule.h"
 #include "core/nn/linear.h"
 #include "core/ops/functional.h"
+#include "core/ops/registry.h"
 #include "core/tensor/factory.h"
 #include "core/zoo/zoo.h"
 
@@ -303,20 +304,30 @@ private slots:
         QVERIFY2(hasRefusal(f.schedule, "aten.mm reads its operands from memory"), joined(f.log).c_str());
     }
 
-    void attentionHeadsReachTheGemmsAsStridedViews()
+    void attentionHeadsReachOneAttentionKernelAsStridedViews()
     {
-        // encoder: q k^T and weights v run as 4-D matmuls on the heads' views
-        // of the projection; the one copy left merges the heads afterwards.
+        // encoder: q k^T, the softmax and weights v run as one
+        // fusescope.attention on the heads' views of the projection (no
+        // matmul kernels, no copies of the heads, the query's scale taken
+        // in); the one copy left merges the heads afterwards.
         const Fused f = fuseZoo("encoder");
-        int matmuls = 0, reshapes = 0;
+        int matmuls = 0, reshapes = 0, attention = 0;
         for (const Kernel &k : f.schedule.kernels) {
             matmuls += k.kind == KernelKind::Gemm && k.anchor->target == "aten.matmul";
             reshapes += k.kind == KernelKind::Extern && k.anchor->target == "aten.reshape";
+            attention += k.kind == KernelKind::Extern && k.anchor->target == "fusescope.attention";
         }
-        QCOMPARE(matmuls, 2);
+        QCOMPARE(matmuls, 0);
         QCOMPARE(reshapes, 1);
+        QCOMPARE(attention, 1);
         const std::vector<Node *> nodes = f.graph.nodes(); // a copy: both iterators from one vector
         QVERIFY(std::none_of(nodes.begin(), nodes.end(), [](const Node *n) { return n->target == "aten.bmm"; }));
+        const auto op = std::find_if(nodes.begin(), nodes.end(), [](const Node *n) { return n->target == "fusescope.attention"; });
+        QVERIFY(op != nodes.end());
+        QCOMPARE((*op)->args()[5].constant.toDouble(), 0.125);
+        for (int i = 0; i < 3; ++i) // q, k, v: views, never computed copies
+            QCOMPARE(OpRegistry::instance().get((*op)->args()[i].ref().node->target).kind, OpKind::View);
+        QVERIFY2(joined(f.log).find("attention: ") != std::string::npos, joined(f.log).c_str());
     }
 
     void scheduleRespectsDependencies_data()

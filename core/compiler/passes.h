@@ -46,5 +46,9 @@ void addOrigins(Node &to, const Node &from);
 // only reader: one op that applies it as it stores (fusescope.conv2d_relu,
 // fusescope.conv2d_clamp, conv2d_winograd's relu, min and max).
 int fuseConvolutionActivations(Graph &graph, PassLog &log);
+// matmul, optional scale and mask, softmax over the last dim, matmul, each
+// read only by the next: one fusescope.attention, whose scores never leave
+// the cache.
+int fuseAttention(Graph &graph, PassLog &log);
 
 } // namespace fusescope::compiler

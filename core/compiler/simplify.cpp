@@ -416,7 +416,7 @@ void simplify(Graph &graph, PassLog &log)
     }
     // Last, once the weights are final (folded, split for Winograd): an
     // activation taken in earlier would hide its convolution from both.
-    if (fuseConvolutionActivations(graph, log)) {
+    if (fuseConvolutionActivations(graph, log) + fuseAttention(graph, log)) {
         removeDeadCode(graph, log);
         propagateMeta(graph);
         graph.lint();

@@ -8,6 +8,7 @@
 #include "core/ops/loops.h"
 #include "core/ops/registry.h"
 #include "core/ops/scalarmath.h"
+#include "core/runtime/threadpool.h"
 
 #include <cblas.h>
 
@@ -684,12 +685,12 @@ std::string qkvShapes(const Tensor &q, const Tensor &k, const Tensor &v)
     return "query " + shapeStr(q.sizes()) + ", key " + shapeStr(k.sizes()) + " and value " + shapeStr(v.sizes());
 }
 
-void checkQkv(const Tensor &q, const Tensor &k, const Tensor &v)
+void checkQkv(const char *op, const Tensor &q, const Tensor &k, const Tensor &v)
 {
-    const std::string prefix = std::string(kSdpa) + ": ";
+    const std::string prefix = std::string(op) + ": ";
     if (q.dim() < 2 || k.dim() < 2 || v.dim() < 2)
         throw Error(prefix + "need at least 2 dims each, got " + qkvShapes(q, k, v));
-    requireFloating(kSdpa, "query", q);
+    requireFloating(op, "query", q);
     if (k.dtype() != q.dtype() || v.dtype() != q.dtype())
         throw Error(prefix + "query, key and value must have the same dtype, got " + dtypeName(q.dtype()) + ", "
                     + dtypeName(k.dtype()) + " and " + dtypeName(v.dtype()));
@@ -726,22 +727,44 @@ void checkMask(const std::optional<Tensor> &mask, bool causal, const AttnShape &
                     + shapeStr(target));
 }
 
-AttnShape attnShape(const Args &a)
+AttnShape qkvShape(const char *op, const Args &a)
 {
     const Tensor &q = arg(a, 0), &k = arg(a, 1), &v = arg(a, 2);
-    checkQkv(q, k, v);
+    checkQkv(op, q, k, v);
     AttnShape s;
     try {
-        s.batch = loops::broadcastAll(kSdpa, {batchDims(q), batchDims(k), batchDims(v)});
+        s.batch = loops::broadcastAll(op, {batchDims(q), batchDims(k), batchDims(v)});
     } catch (const Error &) {
-        throw Error(std::string(kSdpa) + ": the batch dims of " + qkvShapes(q, k, v)
-                    + " cannot be broadcast together");
+        throw Error(std::string(op) + ": the batch dims of " + qkvShapes(q, k, v) + " cannot be broadcast together");
     }
     s.L = q.size(-2);
     s.S = k.size(-2);
     s.E = q.size(-1);
     s.Ev = v.size(-1);
+    return s;
+}
+
+AttnShape attnShape(const Args &a)
+{
+    const AttnShape s = qkvShape(kSdpa, a);
     checkMask(optArg(a, 3), a[4].toBool(), s);
+    return s;
+}
+
+// fusescope.attention(query, key, value, masked, fill, scale): the compiler's
+// form of a decomposed attention. `masked` is a bool tensor broadcasting to
+// the scores; where it holds, the score becomes `fill`.
+const char *const kFusedAttention = "fusescope.attention";
+
+AttnShape fusedAttnShape(const Args &a)
+{
+    const AttnShape s = qkvShape(kFusedAttention, a);
+    if (const std::optional<Tensor> masked = optArg(a, 3)) {
+        const Shape target = s.withInner(s.L, s.S);
+        if (masked->dtype() != DType::Bool || !broadcastsTo(masked->sizes(), target))
+            throw Error(std::string(kFusedAttention) + ": masked must be a bool tensor broadcasting to the scores' shape "
+                        + shapeStr(target) + ", got " + dtypeName(masked->dtype()) + " " + shapeStr(masked->sizes()));
+    }
     return s;
 }
 
@@ -813,35 +836,40 @@ MatrixOperand<C> matrixOperand(const Tensor &t, const AttnShape &s)
     return m;
 }
 
-// The mask as additive scores of type C (bool: 0 to attend, -inf not),
-// kept at its own shape and read through broadcast strides.
-template <typename C>
-struct AdditiveMask {
+// A mask kept at its own shape and read through broadcast strides: additive
+// scores of type C, or the bool positions whose score becomes a fill value.
+template <typename E>
+struct ScoreMask {
     Tensor storage;
-    const C *data = nullptr;
+    const E *data = nullptr;
     std::vector<int64_t> offsets;
     int64_t rowStride = 0, colStride = 0;
 
-    const C *row(int64_t b, int64_t i) const { return data + offsets[static_cast<size_t>(b)] + i * rowStride; }
+    const E *row(int64_t b, int64_t i) const { return data + offsets[static_cast<size_t>(b)] + i * rowStride; }
 };
 
-template <typename C>
-AdditiveMask<C> additiveMask(const Tensor &mask, const AttnShape &s)
+template <typename E>
+ScoreMask<E> scoreMask(Tensor storage, const AttnShape &s)
 {
-    AdditiveMask<C> m;
-    if (mask.dtype() == DType::Bool) {
-        m.storage = Tensor::empty(mask.sizes(), DTypeOf<C>::value, mask.device());
-        loops::pointwise<C, bool, 1>(m.storage, {mask},
-                                     [](bool keep) { return keep ? C(0) : -std::numeric_limits<C>::infinity(); });
-    } else {
-        m.storage = contiguousAs(mask, DTypeOf<C>::value);
-    }
-    m.data = m.storage.template data<C>();
+    ScoreMask<E> m;
+    m.storage = std::move(storage);
+    m.data = m.storage.template data<E>();
     const Shape strides = loops::broadcastStrides(m.storage, s.withInner(s.L, s.S));
     m.offsets = blockOffsets(s.batch, strides);
     m.rowStride = strides[s.batch.size()];
     m.colStride = strides[s.batch.size() + 1];
     return m;
+}
+
+// bool: 0 to attend, -inf not.
+template <typename C>
+ScoreMask<C> additiveMask(const Tensor &mask, const AttnShape &s)
+{
+    if (mask.dtype() != DType::Bool)
+        return scoreMask<C>(contiguousAs(mask, DTypeOf<C>::value), s);
+    Tensor scores = Tensor::empty(mask.sizes(), DTypeOf<C>::value, mask.device());
+    loops::pointwise<C, bool, 1>(scores, {mask}, [](bool keep) { return keep ? C(0) : -std::numeric_limits<C>::infinity(); });
+    return scoreMask<C>(scores, s);
 }
 
 inline void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
@@ -866,22 +894,42 @@ struct AttnPlan {
     C scale = 1;
     bool causal = false;
     MatrixOperand<C> q, k, v;
-    std::optional<AdditiveMask<C>> mask;
+    std::optional<ScoreMask<C>> mask;
+    std::optional<ScoreMask<bool>> masked; // fusescope.attention: score = fill where it holds
+    C fill = 0;
+    // aten.scaled_dot_product_attention gives a row with nothing to attend to
+    // zero weights (PyTorch's _safe_softmax); a decomposed softmax gives NaN.
+    bool safe = true;
     C *out = nullptr;
+};
+
+// What one row of scores goes through before its softmax.
+template <typename C>
+struct RowMasks {
+    const C *add = nullptr;
+    int64_t addStride = 0;
+    const bool *masked = nullptr;
+    int64_t maskedStride = 0;
+    C fill = 0;
+    bool safe = true;
 };
 
 // Softmax of scores[0, valid) in place; the columns a causal mask hides and
 // rows with nothing left to attend to (all -inf) become 0, as PyTorch's
 // _safe_softmax.
 template <typename C>
-void attnSoftmaxRow(C *row, int64_t n, int64_t valid, const C *mask, int64_t maskStride)
+void attnSoftmaxRow(C *row, int64_t n, int64_t valid, const RowMasks<C> &masks)
 {
-    if (mask) {
+    if (masks.masked) {
         for (int64_t j = 0; j < valid; ++j)
-            row[j] += mask[j * maskStride];
+            row[j] = masks.masked[j * masks.maskedStride] ? masks.fill : row[j];
+    }
+    if (masks.add) {
+        for (int64_t j = 0; j < valid; ++j)
+            row[j] += masks.add[j * masks.addStride];
     }
     const C m = rowMax(row, valid);
-    if (valid == 0 || m == -std::numeric_limits<C>::infinity()) {
+    if (masks.safe && (valid == 0 || m == -std::numeric_limits<C>::infinity())) {
         std::fill(row, row + n, C(0));
         return;
     }
@@ -896,6 +944,30 @@ void attnSoftmaxRow(C *row, int64_t n, int64_t valid, const C *mask, int64_t mas
     std::fill(row + valid, row + n, C(0));
 }
 
+// The keys rows [i0, i1) attend to at all, from the first: past the last
+// column that a `masked` filling with -inf leaves open in some row, every
+// weight is exactly 0, so neither GEMM computes those columns (a causal mask
+// given as a tensor halves the work). With none open, all are kept: those
+// rows' softmax is NaN, as the decomposed graph's.
+template <typename C>
+int64_t openColumns(const AttnPlan<C> &p, int64_t b, int64_t i0, int64_t i1)
+{
+    const int64_t all = p.causal ? std::min(p.shape.S, i1) : p.shape.S;
+    if (!p.masked || p.fill != -std::numeric_limits<C>::infinity())
+        return all;
+    int64_t open = 0;
+    for (int64_t i = i0; i < i1; ++i) {
+        const bool *row = p.masked->row(b, i);
+        for (int64_t j = all; j-- > open;) {
+            if (!row[j * p.masked->colStride]) {
+                open = j + 1;
+                break;
+            }
+        }
+    }
+    return open ? open : all;
+}
+
 // Query rows [i0, i1) of one (batch, head) block: scores = scale * q k^T,
 // masked softmax, scores v. Causal rows never see keys past i1, so those
 // columns are not computed at all.
@@ -903,7 +975,7 @@ template <typename C>
 void attendRows(const AttnPlan<C> &p, int64_t b, int64_t i0, int64_t i1, C *scores)
 {
     const AttnShape &s = p.shape;
-    const int64_t rows = i1 - i0, cols = p.causal ? std::min(s.S, i1) : s.S;
+    const int64_t rows = i1 - i0, cols = openColumns(p, b, i0, i1);
     const C *q = p.q.block(b) + (p.q.colMajor ? i0 : i0 * p.q.ld);
     if (s.E == 0)
         std::fill(scores, scores + rows * s.S, C(0));
@@ -912,9 +984,19 @@ void attendRows(const AttnPlan<C> &p, int64_t b, int64_t i0, int64_t i1, C *scor
     parallelFor(0, rows, grainFor(cols), [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
             const int64_t i = i0 + r;
-            const int64_t valid = p.causal ? std::min(i + 1, s.S) : s.S;
-            const C *maskRow = p.mask ? p.mask->row(b, i) : nullptr;
-            attnSoftmaxRow(scores + r * s.S, cols, valid, maskRow, p.mask ? p.mask->colStride : 0);
+            const int64_t valid = p.causal ? std::min(i + 1, s.S) : cols;
+            RowMasks<C> masks;
+            if (p.mask) {
+                masks.add = p.mask->row(b, i);
+                masks.addStride = p.mask->colStride;
+            }
+            if (p.masked) {
+                masks.masked = p.masked->row(b, i);
+                masks.maskedStride = p.masked->colStride;
+                masks.fill = p.fill;
+            }
+            masks.safe = p.safe;
+            attnSoftmaxRow(scores + r * s.S, cols, valid, masks);
         }
     });
     gemm(false, p.v.colMajor, rows, s.Ev, cols, C(1), scores, s.S, p.v.block(b), p.v.ld,
@@ -927,6 +1009,8 @@ void attendRows(const AttnPlan<C> &p, int64_t b, int64_t i0, int64_t i1, C *scor
 constexpr int64_t kSingleThreadGemm = 65536 * 4;
 // Fewer query rows per GEMM than this waste most of what BLAS is good at.
 constexpr int64_t kMinRowsPerTask = 16;
+// A whole block's scores, at most (1 MiB in f32: within a core's L2).
+constexpr int64_t kMaxBlockScores = 512 * 512;
 
 template <typename C>
 void runAttention(const AttnPlan<C> &p)
@@ -942,38 +1026,57 @@ void runAttention(const AttnPlan<C> &p)
             attendRows(p, b, 0, s.L, scores.data());
         return;
     }
-    // Tasks of (block, row chunk) on the pool, each with its single-threaded GEMMs.
-    const int64_t chunks = (s.L + rowsPerTask - 1) / rowsPerTask;
+    // Tasks of (block, row chunk) on the pool, each with its single-threaded
+    // GEMMs. With blocks enough for every thread, a task is a whole block, so
+    // its keys and values are packed once, not once per row chunk: the
+    // encoder's 32 blocks of 128 x 128 x 64 ran as 128 tasks of 32 rows.
+    // Where whole columns may be skipped (a causal mask, or one filling with
+    // -inf), a quarter of the rows: their first blocks attend to fewer keys.
+    const bool skips = p.causal || (p.masked && p.fill == -std::numeric_limits<C>::infinity());
+    const bool wholeBlocks = blocks >= 2 * numThreads() && s.L * s.S <= kMaxBlockScores;
+    const int64_t rows = !wholeBlocks ? rowsPerTask : skips ? std::max(rowsPerTask, s.L / 4) : s.L;
+    const int64_t chunks = (s.L + rows - 1) / rows;
+    const SerialBlasScope serialBlas;
     parallelFor(0, blocks * chunks, 1, [&](int64_t begin, int64_t end) {
-        std::vector<C> scores(static_cast<size_t>(rowsPerTask * s.S));
+        std::vector<C> scores(static_cast<size_t>(rows * s.S));
         for (int64_t t = begin; t < end; ++t) {
-            const int64_t i0 = (t % chunks) * rowsPerTask;
-            attendRows(p, t / chunks, i0, std::min(s.L, i0 + rowsPerTask), scores.data());
+            const int64_t i0 = (t % chunks) * rows;
+            attendRows(p, t / chunks, i0, std::min(s.L, i0 + rows), scores.data());
         }
     });
 }
 
 template <typename C>
-void attentionInType(const Args &a, const AttnShape &s, const Tensor &out)
+void attentionInType(const Args &a, const AttnShape &s, const Tensor &out, bool fused)
 {
     AttnPlan<C> p;
     p.shape = s;
-    p.scale = C(attnScale(a, s.E));
-    p.causal = a[4].toBool();
     p.q = matrixOperand<C>(arg(a, 0), s);
     p.k = matrixOperand<C>(arg(a, 1), s);
     p.v = matrixOperand<C>(arg(a, 2), s);
-    if (const auto mask = optArg(a, 3))
-        p.mask = additiveMask<C>(*mask, s);
+    if (fused) {
+        p.scale = C(a[5].toDouble());
+        if (const auto masked = optArg(a, 3)) {
+            p.masked = scoreMask<bool>(*masked, s);
+            p.fill = C(a[4].toDouble());
+        }
+        p.safe = false;
+    } else {
+        p.scale = C(attnScale(a, s.E));
+        p.causal = a[4].toBool();
+        if (const auto mask = optArg(a, 3))
+            p.mask = additiveMask<C>(*mask, s);
+    }
     p.out = out.data<C>();
     runAttention(p);
 }
 
-void attentionKernel(const Args &a, const Tensor &out)
+// `fused`: fusescope.attention's arguments, else aten.scaled_dot_product_attention's.
+void attentionKernel(const Args &a, const Tensor &out, bool fused)
 {
     if (out.numel() == 0)
         return;
-    const AttnShape s = attnShape(a);
+    const AttnShape s = fused ? fusedAttnShape(a) : attnShape(a);
     if (s.S == 0) { // nothing to attend to: _safe_softmax gives zero weights
         visitFloating(out.dtype(), [&](auto tag) {
             using T = decltype(tag);
@@ -984,9 +1087,9 @@ void attentionKernel(const Args &a, const Tensor &out)
     const DType c = computeDType(out.dtype());
     const Tensor o = out.dtype() == c ? out : Tensor::empty(out.sizes(), c, out.device());
     if (c == DType::F64)
-        attentionInType<double>(a, s, o);
+        attentionInType<double>(a, s, o, fused);
     else
-        attentionInType<float>(a, s, o);
+        attentionInType<float>(a, s, o, fused);
     if (o.dtype() != out.dtype())
         loops::copyInto(out, o);
 }
@@ -1031,10 +1134,10 @@ TensorList attentionDecomposition(const Args &a)
     return {castBack(ops::matmul(weights, v), arg(a, 0).dtype())};
 }
 
-OpCost attentionCost(const Args &a, std::span<const Tensor> outs)
+OpCost attentionCost(const Args &a, std::span<const Tensor> outs, bool fused)
 {
     OpCost c = ioBytes(a, outs);
-    const AttnShape s = attnShape(a);
+    const AttnShape s = fused ? fusedAttnShape(a) : attnShape(a);
     const double scores = static_cast<double>(numelOf(s.batch)) * static_cast<double>(s.L * s.S);
     c.flops = scores * (2.0 * static_cast<double>(s.E + s.Ev) + 12.0);
     return c;
@@ -1048,12 +1151,27 @@ void registerAttention(OpRegistry &r)
         const AttnShape s = attnShape(a);
         return std::vector<TensorSpec>{{s.withInner(s.L, s.Ev), arg(a, 0).dtype()}};
     };
-    def.cpu = [](const Args &a, std::span<Tensor> outs) { attentionKernel(a, outs[0]); };
+    def.cpu = [](const Args &a, std::span<Tensor> outs) { attentionKernel(a, outs[0], false); };
     def.decompose = attentionDecomposition;
-    def.cost = attentionCost;
+    def.cost = [](const Args &a, std::span<const Tensor> outs) { return attentionCost(a, outs, false); };
     r.add("aten.scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, "
           "bool is_causal=False, float? scale=None) -> Tensor",
           std::move(def));
+    // The compiler's simplify stage forms this from a decomposed attention
+    // (matmul, scale, mask, softmax, matmul): one kernel whose scores stay in
+    // the cache, row block by row block, instead of two GEMMs and a softmax
+    // over scores written out in full.
+    OpDef fused;
+    fused.kind = OpKind::Opaque;
+    fused.shape = [](const Args &a) {
+        const AttnShape s = fusedAttnShape(a);
+        return std::vector<TensorSpec>{{s.withInner(s.L, s.Ev), arg(a, 0).dtype()}};
+    };
+    fused.cpu = [](const Args &a, std::span<Tensor> outs) { attentionKernel(a, outs[0], true); };
+    fused.cost = [](const Args &a, std::span<const Tensor> outs) { return attentionCost(a, outs, true); };
+    r.add("fusescope.attention(Tensor query, Tensor key, Tensor value, Tensor? masked=None, float fill=0.0, "
+          "float scale=1.0) -> Tensor",
+          std::move(fused));
 }
 
 } // namespace

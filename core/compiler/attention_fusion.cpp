@@ -1,0 +1,224 @@
+// A decomposed attention as one op. After decompose, attention is two
+// matmuls around a softmax over scores [..., L, S], maybe scaled and masked
+// on the way: the first GEMM wrote every score, a softmax kernel read them
+// and wrote the weights, the second GEMM read those. fusescope.attention
+// (core/ops/norm.cpp) runs it a block of query rows at a time with the
+// scores in the cache. The pattern is matched backwards from the second
+// matmul; every node in it must have no reader outside it.
+#include "core/compiler/passes.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+namespace fusescope::compiler {
+namespace {
+
+bool isCall(const Node *n, const char *target)
+{
+    return n->kind == NodeKind::CallFunction && n->target == target;
+}
+
+// The node behind argument i, if it is one node's only output.
+Node *refArg(const Node *n, size_t i)
+{
+    if (i >= n->args().size() || !n->args()[i].isRef() || n->args()[i].ref().index != 0)
+        return nullptr;
+    return n->args()[i].ref().node;
+}
+
+// Whether every reader of n is among `readers`.
+bool readOnlyBy(const Node *n, std::initializer_list<const Node *> readers)
+{
+    for (const Node *u : n->users()) {
+        if (std::find(readers.begin(), readers.end(), u) == readers.end())
+            return false;
+    }
+    return !n->users().empty();
+}
+
+// A number given as a constant or as a one-element parameter (ONNX's scalars).
+std::optional<double> scalarOf(const Graph &graph, const Arg &a)
+{
+    if (!a.isRef())
+        return a.constant.isNumber() ? std::optional<double>(a.constant.toDouble()) : std::nullopt;
+    const Node *n = a.ref().node;
+    if (n->kind != NodeKind::GetAttr || !graph.attrs.count(n->target))
+        return std::nullopt;
+    const Tensor &t = graph.attrs.at(n->target);
+    if (t.isMeta() || t.numel() != 1 || !isFloating(t.dtype()))
+        return std::nullopt;
+    return t.toDoubleVector().front();
+}
+
+// Reduces over the last dim only, keeping it: amax(x, [-1], True), sum(x, [-1], True).
+bool lastDimKept(const Node *n, const char *target, const Node *input)
+{
+    const std::vector<Arg> &a = n->args();
+    if (!isCall(n, target) || refArg(n, 0) != input || a.size() < 3 || a[1].isRef() || a[2].isRef()
+        || !a[1].constant.isIntList() || !a[2].constant.isBool() || !a[2].constant.toBool())
+        return false;
+    if (a.size() > 3 && !(!a[3].isRef() && a[3].constant.isNone()))
+        return false; // sum's dtype
+    const IntList dims = a[1].constant.toIntList();
+    const int64_t rank = static_cast<int64_t>(input->meta().sizes.size());
+    return dims.size() == 1 && (dims[0] == -1 || dims[0] == rank - 1);
+}
+
+struct Attention {
+    Node *first = nullptr, *second = nullptr; // the two matmuls
+    NodeRef query, keyT, value;
+    double scale = 1;
+    std::optional<NodeRef> masked;
+    bool maskedWhereFalse = false; // where(cond, scores, fill): cond holds where the score stays
+    double fill = 0;
+    std::vector<const Node *> nodes; // everything replaced, for origins
+};
+
+// softmax(x, -1) as decomposed: div(exp(sub(x, amax(x))), sum(exp)). Returns x.
+Node *softmaxInput(Node *div, Attention &m)
+{
+    Node *e = refArg(div, 0), *sum = refArg(div, 1);
+    if (!isCall(div, "aten.div") || !e || !sum || (div->args().size() > 2 && !div->args()[2].constant.isNone()))
+        return nullptr;
+    if (!isCall(e, "aten.exp") || !lastDimKept(sum, "aten.sum", e) || !readOnlyBy(e, {sum, div})
+        || !readOnlyBy(sum, {div}) || !readOnlyBy(div, {m.second}))
+        return nullptr;
+    Node *sub = refArg(e, 0);
+    if (!sub || !isCall(sub, "aten.sub") || sub->args().size() != 3 || sub->args()[2].isRef()
+        || sub->args()[2].constant.toDouble() != 1.0 || !readOnlyBy(sub, {e}))
+        return nullptr;
+    Node *x = refArg(sub, 0), *amax = refArg(sub, 1);
+    if (!x || !amax || !lastDimKept(amax, "aten.amax", x) || !readOnlyBy(amax, {sub}) || !readOnlyBy(x, {amax, sub}))
+        return nullptr;
+    m.nodes.insert(m.nodes.end(), {div, e, sum, sub, amax});
+    return x;
+}
+
+// masked_fill(s, mask, fill), where(mask, fill, s) or where(keep, s, fill). Returns s, or x itself.
+Node *unmasked(const Graph &graph, Node *x, Attention &m)
+{
+    const std::vector<Arg> &a = x->args();
+    const bool fillOp = isCall(x, "aten.masked_fill"), whereOp = isCall(x, "aten.where");
+    if ((!fillOp && !whereOp) || a.size() != 3)
+        return x;
+    Node *scores = nullptr;
+    std::optional<double> fill;
+    NodeRef mask;
+    bool keepWhereTrue = false;
+    if (fillOp && a[1].isRef()) {
+        scores = refArg(x, 0), mask = a[1].ref(), fill = scalarOf(graph, a[2]);
+    } else if (whereOp && a[0].isRef()) {
+        keepWhereTrue = !scalarOf(graph, a[1]).has_value();
+        scores = refArg(x, keepWhereTrue ? 1 : 2), mask = a[0].ref(), fill = scalarOf(graph, a[keepWhereTrue ? 2 : 1]);
+    }
+    // A mask with more dims than the scores would broadcast them up.
+    if (!scores || !fill || mask.node->meta(mask.index).dtype != DType::Bool || !readOnlyBy(scores, {x})
+        || x->meta().sizes != scores->meta().sizes)
+        return x;
+    m.maskedWhereFalse = keepWhereTrue;
+    m.masked = mask;
+    m.fill = *fill;
+    m.nodes.push_back(x);
+    return scores;
+}
+
+// mul(s, c), mul(c, s) or div(s, c) by a constant. Returns s, or x itself.
+Node *unscaled(const Graph &graph, Node *x, Attention &m)
+{
+    const bool mul = isCall(x, "aten.mul"), div = isCall(x, "aten.div");
+    if ((!mul && !div) || x->args().size() < 2 || (div && x->args().size() > 2 && !x->args()[2].constant.isNone()))
+        return x;
+    const bool constantFirst = mul && scalarOf(graph, x->args()[0]).has_value();
+    const std::optional<double> c = scalarOf(graph, x->args()[constantFirst ? 0 : 1]);
+    Node *s = refArg(x, constantFirst ? 1 : 0);
+    if (!c || !s || !readOnlyBy(s, {x}) || (div && *c == 0) || x->meta().sizes != s->meta().sizes)
+        return x;
+    m.scale *= div ? 1.0 / *c : *c;
+    m.nodes.push_back(x);
+    return s;
+}
+
+bool sameBatch(const Shape &a, const Shape &b)
+{
+    return a.size() == b.size() && std::equal(a.begin(), a.end() - 2, b.begin());
+}
+
+// The shapes fusescope.attention takes: f32 [..., L, E] x [..., E, S], weights x [..., S, Ev], equal batch dims.
+bool shapesFit(const Attention &m)
+{
+    const TensorMeta &q = m.query.node->meta(m.query.index), &k = m.keyT.node->meta(m.keyT.index),
+                     &v = m.value.node->meta(m.value.index);
+    for (const TensorMeta *t : {&q, &k, &v}) {
+        if (t->dtype != DType::F32 || t->sizes.size() < 3)
+            return false;
+    }
+    return sameBatch(q.sizes, k.sizes) && sameBatch(q.sizes, v.sizes);
+}
+
+std::optional<Attention> attentionAt(const Graph &graph, Node *second)
+{
+    Attention m;
+    m.second = second;
+    Node *weights = refArg(second, 0);
+    if (!isCall(second, "aten.matmul") || !weights || !second->args()[1].isRef())
+        return std::nullopt;
+    m.value = second->args()[1].ref();
+    Node *x = softmaxInput(weights, m);
+    if (!x)
+        return std::nullopt;
+    Node *first = unscaled(graph, unmasked(graph, x, m), m);
+    if (!isCall(first, "aten.matmul") || !first->args()[0].isRef() || !first->args()[1].isRef())
+        return std::nullopt;
+    m.first = first;
+    m.nodes.push_back(first);
+    m.keyT = first->args()[1].ref();
+    Node *q = refArg(first, 0);
+    if (q && readOnlyBy(q, {first}))
+        q = unscaled(graph, q, m); // attention's decomposition scales the query
+    m.query = q ? q->out() : first->args()[0].ref();
+    if (!shapesFit(m))
+        return std::nullopt;
+    return m;
+}
+
+Node *replace(Graph &graph, const Attention &m)
+{
+    const int64_t rank = static_cast<int64_t>(m.keyT.node->meta(m.keyT.index).sizes.size());
+    Node *key = computedNode(graph, *m.second, "aten.transpose",
+                             {Arg::of(m.keyT), Arg::of(Value(rank - 2)), Arg::of(Value(rank - 1))}, "key");
+    Arg masked = Arg::of(Value());
+    if (m.masked && m.maskedWhereFalse)
+        masked = Arg::of(computedNode(graph, *m.second, "aten.logical_not", {Arg::of(*m.masked)}, "masked")->out());
+    else if (m.masked)
+        masked = Arg::of(*m.masked);
+    Node *n = computedNode(graph, *m.second, "fusescope.attention",
+                           {Arg::of(m.query), Arg::of(key->out()), Arg::of(m.value), masked, Arg::of(Value(m.fill)),
+                            Arg::of(Value(m.scale))},
+                           "attention");
+    for (const Node *part : m.nodes)
+        addOrigins(*n, *part);
+    graph.replaceUses(m.second->out(), n->out());
+    return n;
+}
+
+} // namespace
+
+int fuseAttention(Graph &graph, PassLog &log)
+{
+    int fused = 0;
+    for (Node *n : graph.nodes()) {
+        if (n->users().empty())
+            continue;
+        const std::optional<Attention> m = attentionAt(graph, n);
+        if (!m)
+            continue;
+        replace(graph, *m);
+        log.push_back("attention: " + m->first->name + " … " + m->second->name + (m->masked ? ", masked" : "")
+                      + " run as one fusescope.attention: the scores stay in the cache, row block by row block");
+        ++fused;
+    }
+    return fused;
+}
+
+} // namespace fusescope::compiler
