@@ -920,7 +920,13 @@ struct RowMasks {
 template <typename C>
 void attnSoftmaxRow(C *row, int64_t n, int64_t valid, const RowMasks<C> &masks)
 {
-    if (masks.masked) {
+    if (masks.masked && masks.maskedStride == 1) {
+        // As bytes: GCC has no vector type for bool, and the strided loop
+        // below, element by element, took a fifth of an attention's time.
+        const auto *hidden = reinterpret_cast<const uint8_t *>(masks.masked);
+        for (int64_t j = 0; j < valid; ++j)
+            row[j] = hidden[j] ? masks.fill : row[j];
+    } else if (masks.masked) {
         for (int64_t j = 0; j < valid; ++j)
             row[j] = masks.masked[j * masks.maskedStride] ? masks.fill : row[j];
     }
