@@ -278,6 +278,8 @@ private slots:
     void attention_data();
     void attention();
     void attentionFullyMaskedRows();
+    void fusedAttentionMatchesItsDecomposition_data();
+    void fusedAttentionMatchesItsDecomposition();
     void metaShapes();
     void errors_data();
     void errors();
@@ -664,6 +666,49 @@ void TestCoreNorm::attentionFullyMaskedRows()
     c.mask = fromVector(additive, {3, 5});
     const std::vector<double> expectedFloat = refAttention(c, shape);
     FS_COMPARE_VALUES(ops::scaledDotProductAttention(c.q, c.k, c.v, c.mask), shape, expectedFloat, 2e-5, 1e-6);
+}
+
+// fusescope.attention, which the compiler forms from a decomposed attention,
+// against those ops run one by one: masks read with a column stride (a
+// transposed tensor) and broadcast along the columns, a -inf fill (whose
+// trailing hidden keys are skipped; a row with nothing left is NaN in both)
+// and a finite one.
+void TestCoreNorm::fusedAttentionMatchesItsDecomposition_data()
+{
+    QTest::addColumn<QString>("layout");
+    QTest::addColumn<double>("fill");
+    for (const char *layout : {"transposed", "per row"}) {
+        QTest::newRow((std::string(layout) + ", -inf").c_str()) << QString(layout) << -kInf;
+        QTest::newRow((std::string(layout) + ", -3").c_str()) << QString(layout) << -3.0;
+    }
+}
+
+void TestCoreNorm::fusedAttentionMatchesItsDecomposition()
+{
+    QFETCH(QString, layout);
+    QFETCH(double, fill);
+    const Tensor q = normalInput({2, 3, 6, 5}, DType::F32, 81), k = normalInput({2, 3, 7, 5}, DType::F32, 82),
+                 v = normalInput({2, 3, 7, 4}, DType::F32, 83);
+    std::vector<double> hidden(6 * 7);
+    for (size_t i = 0; i < hidden.size(); ++i)
+        hidden[i] = (i * 7 + 3) % 5 < 2;
+    Tensor mask = ops::transpose(fromVector(hidden, {7, 6}, DType::Bool), 0, 1);
+    if (layout == "per row") {
+        std::vector<double> rows = {0, 1, 0, 0, 1, 0}; // rows 1 and 4 see nothing
+        mask = ops::expand(fromVector(rows, {6, 1}, DType::Bool), {6, 7});
+    }
+    const Tensor got = callOp1("fusescope.attention", {q, k, v, Value(mask), fill, 0.3});
+    const Tensor scores = ops::where(mask, fill, ops::mul(ops::matmul(q, ops::transpose(k, -2, -1)), 0.3));
+    const std::vector<double> want = ops::matmul(ops::softmax(scores, -1), v).toDoubleVector();
+    const std::vector<double> y = got.toDoubleVector();
+    QCOMPARE(y.size(), want.size());
+    int nan = 0;
+    for (size_t i = 0; i < y.size(); ++i) {
+        nan += std::isnan(want[i]);
+        QVERIFY2(std::isnan(y[i]) == std::isnan(want[i]) && (std::isnan(y[i]) || std::abs(y[i] - want[i]) <= 2e-5),
+                 qPrintable(QString("element %1: %2 vs %3").arg(i).arg(y[i]).arg(want[i])));
+    }
+    QCOMPARE(nan > 0, layout == "per row" && std::isinf(fill));
 }
 
 // --- meta tensors: shapes and dtypes only -------------------------------------------------------
