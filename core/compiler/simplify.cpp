@@ -415,7 +415,8 @@ void simplify(Graph &graph, PassLog &log)
             break;
     }
     // Last, once the weights are final (folded, split for Winograd): an
-    // activation taken in earlier would hide its convolution from both.
+    // activation taken in earlier would hide its convolution from both. The
+    // attention pattern needs its scale and mask constants folded first.
     if (fuseConvolutionActivations(graph, log) + fuseAttention(graph, log)) {
         removeDeadCode(graph, log);
         propagateMeta(graph);
