@@ -2,9 +2,9 @@
 
 #include "core/nn/init.h"
 #include "core/nn/linear.h"
+#include "core/ops/attention.h"
 #include "core/ops/linalg.h"
 #include "core/ops/movement.h"
-#include "core/ops/norm.h"
 #include "core/ops/pointwise.h"
 
 namespace fusescope::nn {

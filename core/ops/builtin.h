@@ -9,6 +9,7 @@ void registerViewOps(OpRegistry &r);
 void registerPointwiseOps(OpRegistry &r);
 void registerReductionOps(OpRegistry &r);
 void registerNormOps(OpRegistry &r);
+void registerAttentionOps(OpRegistry &r);
 void registerLinalgOps(OpRegistry &r);
 void registerConvOps(OpRegistry &r);
 void registerWinogradOps(OpRegistry &r);
@@ -22,6 +23,7 @@ inline void registerBuiltinOps(OpRegistry &r)
     registerPointwiseOps(r);
     registerReductionOps(r);
     registerNormOps(r);
+    registerAttentionOps(r);
     registerLinalgOps(r);
     registerConvOps(r);
     registerWinogradOps(r);

@@ -6,6 +6,7 @@
 #include "core/ops/linalg.h"
 #include "core/ops/loss.h"
 #include "core/ops/movement.h"
+#include "core/ops/attention.h"
 #include "core/ops/norm.h"
 #include "core/ops/pointwise.h"
 #include "core/ops/reduction.h"

@@ -3,6 +3,7 @@
 #include "core/nn/activation.h"
 #include "core/nn/linear.h"
 #include "core/nn/normalization.h"
+#include "core/ops/attention.h"
 #include "core/ops/movement.h"
 #include "core/ops/norm.h"
 #include "core/ops/pointwise.h"
