@@ -2,7 +2,7 @@
 // matmuls around a softmax over scores [..., L, S], maybe scaled and masked
 // on the way: the first GEMM wrote every score, a softmax kernel read them
 // and wrote the weights, the second GEMM read those. fusescope.attention
-// (core/ops/norm.cpp) runs it a block of query rows at a time with the
+// (core/ops/attention.cpp) runs it a block of query rows at a time with the
 // scores in the cache. The pattern is matched backwards from the second
 // matmul; every node in it must have no reader outside it.
 #include "core/compiler/passes.h"
