@@ -358,7 +358,10 @@ void attendRows(const AttnPlan<C> &p, int64_t b, int64_t i0, int64_t i1, C *scor
         std::fill(scores, scores + rows * s.S, C(0));
     else // k^T: a row-major k is read transposed, a column-major one as is
         gemm(p.q.colMajor, !p.k.colMajor, rows, cols, s.E, p.scale, q, p.q.ld, p.k.block(b), p.k.ld, scores, s.S);
+    // The rows' softmax is compute-bound (the scores sit in the cache): with
+    // AVX-512 where the CPU has it, as the contiguous pointwise loops.
     parallelFor(0, rows, grainFor(cols), [&](int64_t begin, int64_t end) {
+        loops::runVectorized([&] {
         for (int64_t r = begin; r < end; ++r) {
             const int64_t i = i0 + r;
             const int64_t valid = p.causal ? std::min(i + 1, s.S) : cols;
@@ -375,6 +378,7 @@ void attendRows(const AttnPlan<C> &p, int64_t b, int64_t i0, int64_t i1, C *scor
             masks.safe = p.safe;
             attnSoftmaxRow(scores + r * s.S, cols, valid, masks);
         }
+        });
     });
     gemm(false, p.v.colMajor, rows, s.Ev, cols, C(1), scores, s.S, p.v.block(b), p.v.ld,
          p.out + (b * s.L + i0) * s.Ev, s.Ev);
