@@ -183,8 +183,10 @@ void softmaxContiguous(const C *x, C *y, int64_t outer, int64_t n, int64_t inner
 {
     if (inner == 1) {
         parallelFor(0, outer, grainFor(n), [&](int64_t begin, int64_t end) {
-            for (int64_t r = begin; r < end; ++r)
-                softmaxRow(x + r * n, y + r * n, n, log);
+            loops::runVectorized([&] {
+                for (int64_t r = begin; r < end; ++r)
+                    softmaxRow(x + r * n, y + r * n, n, log);
+            });
         });
         return;
     }
@@ -293,16 +295,18 @@ void rowNormKernel(const Tensor &x, int64_t m, const std::optional<Tensor> &weig
         using C = std::remove_const_t<std::remove_pointer_t<decltype(in)>>;
         const C *wp = dataOrNull<C>(w), *bp = dataOrNull<C>(b);
         parallelFor(0, rows, grainFor(m), [&](int64_t begin, int64_t end) {
-            for (int64_t r = begin; r < end; ++r) {
-                const C *xr = in + r * m;
-                if (rms) {
-                    const C ms = laneSum<C>(m, [&](int64_t i) { return xr[i] * xr[i]; }) / C(m);
-                    normalizeRow(xr, o + r * m, m, C(0), C(1) / std::sqrt(ms + C(eps)), wp, bp);
-                } else {
-                    const auto [mean, rstd] = meanAndRstd(xr, m, C(eps));
-                    normalizeRow(xr, o + r * m, m, mean, rstd, wp, bp);
+            loops::runVectorized([&] {
+                for (int64_t r = begin; r < end; ++r) {
+                    const C *xr = in + r * m;
+                    if (rms) {
+                        const C ms = laneSum<C>(m, [&](int64_t i) { return xr[i] * xr[i]; }) / C(m);
+                        normalizeRow(xr, o + r * m, m, C(0), C(1) / std::sqrt(ms + C(eps)), wp, bp);
+                    } else {
+                        const auto [mean, rstd] = meanAndRstd(xr, m, C(eps));
+                        normalizeRow(xr, o + r * m, m, mean, rstd, wp, bp);
+                    }
                 }
-            }
+            });
         });
     });
 }
