@@ -82,7 +82,6 @@ CostFn perElementCost(double flops)
     };
 }
 
-
 // --- row primitives ------------------------------------------------------------
 
 // Two passes (mean, then squared deviations) rather than one: no
@@ -626,7 +625,6 @@ Tensor batchNorm(const Tensor &x, const Tensor &runningMean, const Tensor &runni
 {
     return callOp1(kBatchNorm, {x, runningMean, runningVar, Value(weight), Value(bias), eps});
 }
-
 
 } // namespace ops
 } // namespace fusescope

@@ -90,7 +90,6 @@ C rowMax(const C *x, int64_t n)
     return m;
 }
 
-
 // y[i] = exp(x[i] - m) / (the sum of them) for i < n: softmax given its row's
 // maximum m; y may be x.
 template <typename C>
