@@ -279,6 +279,11 @@ struct AttnPlan {
     // zero weights (PyTorch's _safe_softmax); a decomposed softmax gives NaN.
     bool safe = true;
     C *out = nullptr;
+
+    // Keys a row cannot see get weight exactly 0: the causal ones, and those
+    // `masked` fills with -inf. Columns past the last visible one need no work.
+    bool fillHides() const { return masked && fill == -std::numeric_limits<C>::infinity(); }
+    bool hidesKeys() const { return causal || fillHides(); }
 };
 
 // What one row of scores goes through before its softmax.
@@ -330,7 +335,7 @@ template <typename C>
 int64_t openColumns(const AttnPlan<C> &p, int64_t b, int64_t i0, int64_t i1)
 {
     const int64_t all = p.causal ? std::min(p.shape.S, i1) : p.shape.S;
-    if (!p.masked || p.fill != -std::numeric_limits<C>::infinity())
+    if (!p.fillHides())
         return all;
     int64_t open = 0;
     for (int64_t i = i0; i < i1; ++i) {
@@ -362,22 +367,22 @@ void attendRows(const AttnPlan<C> &p, int64_t b, int64_t i0, int64_t i1, C *scor
     // AVX-512 where the CPU has it, as the contiguous pointwise loops.
     parallelFor(0, rows, grainFor(cols), [&](int64_t begin, int64_t end) {
         loops::runVectorized([&] {
-        for (int64_t r = begin; r < end; ++r) {
-            const int64_t i = i0 + r;
-            const int64_t valid = p.causal ? std::min(i + 1, s.S) : cols;
-            RowMasks<C> masks;
-            if (p.mask) {
-                masks.add = p.mask->row(b, i);
-                masks.addStride = p.mask->colStride;
+            for (int64_t r = begin; r < end; ++r) {
+                const int64_t i = i0 + r;
+                const int64_t valid = p.causal ? std::min(i + 1, s.S) : cols;
+                RowMasks<C> masks;
+                if (p.mask) {
+                    masks.add = p.mask->row(b, i);
+                    masks.addStride = p.mask->colStride;
+                }
+                if (p.masked) {
+                    masks.masked = p.masked->row(b, i);
+                    masks.maskedStride = p.masked->colStride;
+                    masks.fill = p.fill;
+                }
+                masks.safe = p.safe;
+                attnSoftmaxRow(scores + r * s.S, cols, valid, masks);
             }
-            if (p.masked) {
-                masks.masked = p.masked->row(b, i);
-                masks.maskedStride = p.masked->colStride;
-                masks.fill = p.fill;
-            }
-            masks.safe = p.safe;
-            attnSoftmaxRow(scores + r * s.S, cols, valid, masks);
-        }
         });
     });
     gemm(false, p.v.colMajor, rows, s.Ev, cols, C(1), scores, s.S, p.v.block(b), p.v.ld,
@@ -413,9 +418,8 @@ void runAttention(const AttnPlan<C> &p)
     // encoder's 32 blocks of 128 x 128 x 64 ran as 128 tasks of 32 rows.
     // Where whole columns may be skipped (a causal mask, or one filling with
     // -inf), a quarter of the rows: their first blocks attend to fewer keys.
-    const bool skips = p.causal || (p.masked && p.fill == -std::numeric_limits<C>::infinity());
     const bool wholeBlocks = blocks >= 2 * numThreads() && s.L * s.S <= kMaxBlockScores;
-    const int64_t rows = !wholeBlocks ? rowsPerTask : skips ? std::max(rowsPerTask, s.L / 4) : s.L;
+    const int64_t rows = !wholeBlocks ? rowsPerTask : p.hidesKeys() ? std::max(rowsPerTask, s.L / 4) : s.L;
     const int64_t chunks = (s.L + rows - 1) / rows;
     const SerialBlasScope serialBlas;
     parallelFor(0, blocks * chunks, 1, [&](int64_t begin, int64_t end) {
