@@ -589,6 +589,16 @@ void TestCoreNorm::attention_data()
                                           << Shape{} << true << none << c << f32;
     QTest::newRow("long keys, blocks in turn") << Shape{1, 200, 64} << Shape{1, 300, 64} << Shape{1, 300, 8} << "bool"
                                                << Shape{200, 300} << false << none << c << f32;
+    // Products of at least 32 columns run in conv1x1's register blocks (on CPUs with AVX-512): heads read as
+    // views of a wider projection, k alone column-major, row chunks of a causal block whose first keys are
+    // fewer than 32 (those go through BLAS).
+    QTest::newRow("register blocks, padded rows") << Shape{2, 2, 40, 32} << Shape{2, 2, 50, 32} << Shape{2, 2, 50, 48}
+                                                  << "bool" << Shape{40, 50} << false << none << "padded rows" << f32;
+    QTest::newRow("register blocks, keys transposed") << Shape{1, 4, 64, 16} << Shape{1, 4, 70, 16}
+                                                      << Shape{1, 4, 70, 32} << "float" << Shape{64, 70} << false
+                                                      << 0.2 << "keys transposed" << f32;
+    QTest::newRow("register blocks, causal chunks") << Shape{1, 160, 64} << Shape{1, 160, 64} << Shape{1, 160, 64}
+                                                    << "none" << Shape{} << true << none << "padded rows" << f32;
     QTest::newRow("row chunks, transposed") << Shape{2, 70, 64} << Shape{2, 90, 64} << Shape{2, 90, 16} << "none"
                                             << Shape{} << true << none << "transposed" << f32;
     QTest::newRow("transposed") << Shape{2, 3, 5, 8} << Shape{2, 3, 7, 8} << Shape{2, 3, 7, 6} << "float"
@@ -617,6 +627,23 @@ void TestCoreNorm::attention_data()
                                << none << c << f32;
 }
 
+// Attention's operand layouts beyond optest's withLayout: "keys transposed" makes k alone column-major,
+// "padded rows" reads every operand as a row-major view whose rows are longer than its columns (as heads
+// sliced out of a packed projection).
+Tensor attentionOperand(const Tensor &x, const QString &layout, bool key)
+{
+    if (layout == QLatin1String("keys transposed"))
+        return withLayout(x, key ? QStringLiteral("transposed") : QStringLiteral("contiguous"));
+    if (layout == QLatin1String("padded rows") && x.dim() >= 1) {
+        Shape big = x.sizes();
+        big.back() *= 3;
+        Tensor view = zeros(big, x.dtype()).narrow(-1, x.size(-1), x.size(-1));
+        ops::copy_(view, x);
+        return view;
+    }
+    return withLayout(x, layout);
+}
+
 void TestCoreNorm::attention()
 {
     QFETCH(Shape, qShape);
@@ -639,9 +666,10 @@ void TestCoreNorm::attention()
         c.scale = scale;
     Shape shape;
     const std::vector<double> expected = refAttention(c, shape);
-    const auto maskArg = c.mask ? std::optional<Tensor>(withLayout(*c.mask, layout)) : std::nullopt;
-    const Tensor y = ops::scaledDotProductAttention(withLayout(c.q, layout), withLayout(c.k, layout),
-                                                    withLayout(c.v, layout), maskArg, causal, c.scale);
+    const auto maskArg = c.mask ? std::optional<Tensor>(attentionOperand(*c.mask, layout, false)) : std::nullopt;
+    const Tensor y = ops::scaledDotProductAttention(attentionOperand(c.q, layout, false),
+                                                    attentionOperand(c.k, layout, true),
+                                                    attentionOperand(c.v, layout, false), maskArg, causal, c.scale);
     QCOMPARE(int(y.dtype()), dtype);
     FS_COMPARE_VALUES(y, shape, expected, rtolOf(t), atolFor(t));
 }
@@ -677,25 +705,32 @@ void TestCoreNorm::fusedAttentionMatchesItsDecomposition_data()
 {
     QTest::addColumn<QString>("layout");
     QTest::addColumn<double>("fill");
+    QTest::addColumn<Shape>("qkv"); // L, S, E, Ev
     for (const char *layout : {"transposed", "per row"}) {
-        QTest::newRow((std::string(layout) + ", -inf").c_str()) << QString(layout) << -kInf;
-        QTest::newRow((std::string(layout) + ", -3").c_str()) << QString(layout) << -3.0;
+        QTest::newRow((std::string(layout) + ", -inf").c_str()) << QString(layout) << -kInf << Shape{6, 7, 5, 4};
+        QTest::newRow((std::string(layout) + ", -3").c_str()) << QString(layout) << -3.0 << Shape{6, 7, 5, 4};
     }
+    // Register blocks (products of 32 columns or more), the masked keys skipped or not.
+    QTest::newRow("transposed, -inf, register blocks") << QString("transposed") << -kInf << Shape{42, 48, 32, 40};
+    QTest::newRow("per row, -3, register blocks") << QString("per row") << -3.0 << Shape{36, 40, 16, 64};
 }
 
 void TestCoreNorm::fusedAttentionMatchesItsDecomposition()
 {
     QFETCH(QString, layout);
     QFETCH(double, fill);
-    const Tensor q = normalInput({2, 3, 6, 5}, DType::F32, 81), k = normalInput({2, 3, 7, 5}, DType::F32, 82),
-                 v = normalInput({2, 3, 7, 4}, DType::F32, 83);
-    std::vector<double> hidden(6 * 7);
+    QFETCH(Shape, qkv);
+    const int64_t L = qkv[0], S = qkv[1], E = qkv[2], Ev = qkv[3];
+    const Tensor q = normalInput({2, 3, L, E}, DType::F32, 81), k = normalInput({2, 3, S, E}, DType::F32, 82),
+                 v = normalInput({2, 3, S, Ev}, DType::F32, 83);
+    std::vector<double> hidden(static_cast<size_t>(L * S));
     for (size_t i = 0; i < hidden.size(); ++i)
         hidden[i] = (i * 7 + 3) % 5 < 2;
-    Tensor mask = ops::transpose(fromVector(hidden, {7, 6}, DType::Bool), 0, 1);
+    Tensor mask = ops::transpose(fromVector(hidden, {S, L}, DType::Bool), 0, 1);
     if (layout == "per row") {
-        std::vector<double> rows = {0, 1, 0, 0, 1, 0}; // rows 1 and 4 see nothing
-        mask = ops::expand(fromVector(rows, {6, 1}, DType::Bool), {6, 7});
+        std::vector<double> rows(static_cast<size_t>(L), 0);
+        rows[1] = rows[4] = 1; // rows 1 and 4 see nothing
+        mask = ops::expand(fromVector(rows, {L, 1}, DType::Bool), {L, S});
     }
     const Tensor got = callOp1("fusescope.attention", {q, k, v, Value(mask), fill, 0.3});
     const Tensor scores = ops::where(mask, fill, ops::mul(ops::matmul(q, ops::transpose(k, -2, -1)), 0.3));

@@ -7,6 +7,7 @@
 #include "core/ops/attention.h"
 
 #include "core/ops/builtin.h"
+#include "core/ops/conv1x1.h"
 #include "core/ops/functional.h"
 #include "core/ops/loops.h"
 #include "core/ops/registry.h"
@@ -15,6 +16,11 @@
 #include "core/runtime/threadpool.h"
 
 #include <cblas.h>
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#define FUSESCOPE_ATTN_AVX512 1
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -295,6 +301,7 @@ struct RowMasks {
     int64_t maskedStride = 0;
     C fill = 0;
     bool safe = true;
+    C scale = 1; // not yet applied by the product that wrote the scores
 };
 
 // Softmax of scores[0, valid) in place; the columns a causal mask hides and
@@ -303,6 +310,10 @@ struct RowMasks {
 template <typename C>
 void attnSoftmaxRow(C *row, int64_t n, int64_t valid, const RowMasks<C> &masks)
 {
+    if (masks.scale != C(1)) {
+        for (int64_t j = 0; j < valid; ++j)
+            row[j] *= masks.scale;
+    }
     if (masks.masked && masks.maskedStride == 1) {
         // As bytes: GCC has no vector type for bool, and the strided loop
         // below, element by element, took a fifth of an attention's time.
@@ -350,18 +361,78 @@ int64_t openColumns(const AttnPlan<C> &p, int64_t b, int64_t i0, int64_t i1)
     return open ? open : all;
 }
 
+// keys[e * cols + j] = k[j * ld + e], e < E, j < cols. Sixteen rows of k at
+// a time are gathered into one row of keys: element by element, the stores
+// 512 bytes apart cost as much as the product that reads them.
+#ifdef FUSESCOPE_ATTN_AVX512
+__attribute__((target("avx512f"))) void transposeKeys(const float *k, int64_t ld, int64_t cols, int64_t E, float *keys)
+{
+    int64_t j = 0;
+    if (16 * ld <= std::numeric_limits<int32_t>::max()) {
+        const __m512i rows = _mm512_mullo_epi32(
+            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(int32_t(ld)));
+        for (; j + 16 <= cols; j += 16) {
+            for (int64_t e = 0; e < E; ++e)
+                _mm512_storeu_ps(keys + e * cols + j,
+                                 _mm512_mask_i32gather_ps(_mm512_setzero_ps(), 0xffff, rows, k + j * ld + e, 4));
+        }
+    }
+    for (; j < cols; ++j)
+        for (int64_t e = 0; e < E; ++e)
+            keys[e * cols + j] = k[j * ld + e];
+}
+#else
+void transposeKeys(const float *k, int64_t ld, int64_t cols, int64_t E, float *keys)
+{
+    for (int64_t j = 0; j < cols; ++j)
+        for (int64_t e = 0; e < E; ++e)
+            keys[e * cols + j] = k[j * ld + e];
+}
+#endif
+
+// Attention's products are small (the encoder's 128 x 128 x 64 per head),
+// and BLAS packs both operands on every call: single-threaded OpenBLAS ran
+// the encoder's pair of products per head at 68 GFLOP/s. conv1x1's register
+// blocks read them in place. They take f32, row-major left operands and at
+// least 32 output columns, on CPUs with AVX-512, and run on the calling
+// thread: only for tasks on the pool (a whole block, or a chunk of its
+// rows), not where a block's products are meant to use every thread. q k^T
+// needs k^T row-major: a row-major k is transposed into `keys` first.
+//
+// scores[r][j] = sum over e of q[r][e] k[j][e], unscaled, for the rows of q given and j < cols;
+// false, with nothing written, where the register blocks do not take the products.
+bool scoresInRegisterBlocks(const AttnPlan<float> &p, int64_t b, const float *q, int64_t rows, int64_t cols,
+                            float *scores, float *keys)
+{
+    const AttnShape &s = p.shape;
+    if ((numThreads() > 1 && !inParallelRegion()) || p.q.colMajor || p.v.colMajor || !conv1x1::fits({rows, s.E, cols, cols, cols, {}, 0})
+        || !conv1x1::fits({rows, cols, s.Ev, s.Ev, s.Ev, {}, 0}))
+        return false;
+    const float *kT = p.k.block(b);
+    int64_t ldk = p.k.ld;
+    if (!p.k.colMajor) {
+        transposeKeys(kT, p.k.ld, cols, s.E, keys);
+        kT = keys, ldk = cols;
+    }
+    conv1x1::gemm({rows, s.E, cols, ldk, s.S, {}, p.q.ld}, q, kT, nullptr, scores);
+    return true;
+}
+
 // Query rows [i0, i1) of one (batch, head) block: scores = scale * q k^T,
 // masked softmax, scores v. Causal rows never see keys past i1, so those
-// columns are not computed at all.
+// columns are not computed at all. `keys` holds E x S values.
 template <typename C>
-void attendRows(const AttnPlan<C> &p, int64_t b, int64_t i0, int64_t i1, C *scores)
+void attendRows(const AttnPlan<C> &p, int64_t b, int64_t i0, int64_t i1, C *scores, C *keys)
 {
     const AttnShape &s = p.shape;
     const int64_t rows = i1 - i0, cols = openColumns(p, b, i0, i1);
     const C *q = p.q.block(b) + (p.q.colMajor ? i0 : i0 * p.q.ld);
-    if (s.E == 0)
+    bool blocks = false;
+    if constexpr (std::is_same_v<C, float>)
+        blocks = scoresInRegisterBlocks(p, b, q, rows, cols, scores, keys);
+    if (!blocks && s.E == 0)
         std::fill(scores, scores + rows * s.S, C(0));
-    else // k^T: a row-major k is read transposed, a column-major one as is
+    else if (!blocks) // k^T: a row-major k is read transposed, a column-major one as is
         gemm(p.q.colMajor, !p.k.colMajor, rows, cols, s.E, p.scale, q, p.q.ld, p.k.block(b), p.k.ld, scores, s.S);
     // The rows' softmax is compute-bound (the scores sit in the cache): with
     // AVX-512 where the CPU has it, as the contiguous pointwise loops.
@@ -381,12 +452,17 @@ void attendRows(const AttnPlan<C> &p, int64_t b, int64_t i0, int64_t i1, C *scor
                     masks.fill = p.fill;
                 }
                 masks.safe = p.safe;
+                masks.scale = blocks ? p.scale : C(1);
                 attnSoftmaxRow(scores + r * s.S, cols, valid, masks);
             }
         });
     });
-    gemm(false, p.v.colMajor, rows, s.Ev, cols, C(1), scores, s.S, p.v.block(b), p.v.ld,
-         p.out + (b * s.L + i0) * s.Ev, s.Ev);
+    C *out = p.out + (b * s.L + i0) * s.Ev;
+    if constexpr (std::is_same_v<C, float>) {
+        if (blocks)
+            return conv1x1::gemm({rows, cols, s.Ev, p.v.ld, s.Ev, {}, s.S}, scores, p.v.block(b), nullptr, out);
+    }
+    gemm(false, p.v.colMajor, rows, s.Ev, cols, C(1), scores, s.S, p.v.block(b), p.v.ld, out, s.Ev);
 }
 
 // OpenBLAS runs a GEMM of up to this many multiply-adds on the calling
@@ -407,9 +483,9 @@ void runAttention(const AttnPlan<C> &p)
     const int64_t rowsPerTask = std::clamp<int64_t>(kSingleThreadGemm / macsPerRow, 1, s.L);
     if (rowsPerTask < std::min(s.L, kMinRowsPerTask)) {
         // Long keys: whole blocks one after the other, BLAS and the softmax rows use all threads.
-        std::vector<C> scores(static_cast<size_t>(s.L * s.S));
+        std::vector<C> scores(static_cast<size_t>(s.L * s.S)), keys(static_cast<size_t>(s.E * s.S));
         for (int64_t b = 0; b < blocks; ++b)
-            attendRows(p, b, 0, s.L, scores.data());
+            attendRows(p, b, 0, s.L, scores.data(), keys.data());
         return;
     }
     // Tasks of (block, row chunk) on the pool, each with its single-threaded
@@ -423,10 +499,10 @@ void runAttention(const AttnPlan<C> &p)
     const int64_t chunks = (s.L + rows - 1) / rows;
     const SerialBlasScope serialBlas;
     parallelFor(0, blocks * chunks, 1, [&](int64_t begin, int64_t end) {
-        std::vector<C> scores(static_cast<size_t>(rows * s.S));
+        std::vector<C> scores(static_cast<size_t>(rows * s.S)), keys(static_cast<size_t>(s.E * s.S));
         for (int64_t t = begin; t < end; ++t) {
             const int64_t i0 = (t % chunks) * rows;
-            attendRows(p, t / chunks, i0, std::min(s.L, i0 + rows), scores.data());
+            attendRows(p, t / chunks, i0, std::min(s.L, i0 + rows), scores.data(), keys.data());
         }
     });
 }

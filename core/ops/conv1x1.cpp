@@ -39,10 +39,10 @@ int64_t ceilDiv(int64_t a, int64_t b)
     return (a + b - 1) / b;
 }
 
-// acc[r][v] += w[r * k + c] * x[16v, 16v + 16): one input channel of a
+// acc[r][v] += w[r * ldw + c] * x[16v, 16v + 16): one input channel of a
 // block; of the last vector only the lanes of `last` are read.
 template <int R, int V>
-FUSESCOPE_AVX512 __attribute__((always_inline)) inline void step(__m512 (&acc)[R][V], const float *w, int64_t k,
+FUSESCOPE_AVX512 __attribute__((always_inline)) inline void step(__m512 (&acc)[R][V], const float *w, int64_t ldw,
                                                                  const float *x, int64_t c, __mmask16 last)
 {
     __m512 xv[V];
@@ -52,7 +52,7 @@ FUSESCOPE_AVX512 __attribute__((always_inline)) inline void step(__m512 (&acc)[R
     xv[V - 1] = _mm512_maskz_loadu_ps(last, x + (V - 1) * kLanes);
     #pragma GCC unroll 24
     for (int r = 0; r < R; ++r) {
-        const __m512 wv = _mm512_set1_ps(w[r * k + c]);
+        const __m512 wv = _mm512_set1_ps(w[r * ldw + c]);
         #pragma GCC unroll 24
         for (int v = 0; v < V; ++v)
             acc[r][v] = _mm512_fmadd_ps(wv, xv[v], acc[r][v]);
@@ -74,13 +74,13 @@ FUSESCOPE_AVX512 inline __m512 activate(__m512 v, const StoreActivation &act)
     return _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), hi);
 }
 
-// out[r][0, 16V) = act(bias[r] + sum over c < k of w[r * k + c] * x[c * ldx + (0, 16V)]), r < R; of
+// out[r][0, 16V) = act(bias[r] + sum over c < k of w[r * ldw + c] * x[c * ldx + (0, 16V)]), r < R; of
 // the last vector, only the lanes of `last` are read and stored.
 // The loops over r and v are unrolled by pragma: GCC's -O3 otherwise kept
 // the accumulator array in memory too, storing all of it every iteration.
 template <int R, int V>
-FUSESCOPE_AVX512 void block(const float *w, int64_t k, const float *x, int64_t ldx, const float *bias, float *out,
-                            int64_t ldo, __mmask16 last, const StoreActivation &act)
+FUSESCOPE_AVX512 void block(const float *w, int64_t k, int64_t ldw, const float *x, int64_t ldx, const float *bias,
+                            float *out, int64_t ldo, __mmask16 last, const StoreActivation &act)
 {
     __m512 acc[R][V];
     #pragma GCC unroll 24
@@ -94,17 +94,17 @@ FUSESCOPE_AVX512 void block(const float *w, int64_t k, const float *x, int64_t l
     #pragma GCC unroll 24
     for (int r = 0; r < R; ++r)
         for (int64_t l = 0; l < std::min(k, kPrefetch); l += kLanes)
-            _mm_prefetch(reinterpret_cast<const char *>(w + (R + r) * k + l), _MM_HINT_T0);
+            _mm_prefetch(reinterpret_cast<const char *>(w + (R + r) * ldw + l), _MM_HINT_T0);
     int64_t c = 0;
     for (; c + kLanes <= k; c += kLanes) {
         #pragma GCC unroll 24
         for (int r = 0; r < R; ++r)
-            _mm_prefetch(reinterpret_cast<const char *>(w + r * k + c + kPrefetch), _MM_HINT_T0);
+            _mm_prefetch(reinterpret_cast<const char *>(w + r * ldw + c + kPrefetch), _MM_HINT_T0);
         for (int64_t i = c; i < c + kLanes; ++i)
-            step<R, V>(acc, w, k, x + i * ldx, i, last);
+            step<R, V>(acc, w, ldw, x + i * ldx, i, last);
     }
     for (; c < k; ++c)
-        step<R, V>(acc, w, k, x + c * ldx, c, last);
+        step<R, V>(acc, w, ldw, x + c * ldx, c, last);
     if (act.any()) {
         #pragma GCC unroll 24
         for (int r = 0; r < R; ++r)
@@ -124,20 +124,20 @@ FUSESCOPE_AVX512 void block(const float *w, int64_t k, const float *x, int64_t l
 // `count` rows from w, bias and out on: blocks of R (24 accumulators with
 // V vectors), then of 4, 2 and 1 rows.
 template <int V>
-FUSESCOPE_AVX512 void rows(const float *w, int64_t k, const float *x, int64_t ldx, const float *bias, float *out,
-                           int64_t ldo, int64_t count, __mmask16 last, const StoreActivation &act)
+FUSESCOPE_AVX512 void rows(const float *w, int64_t k, int64_t ldw, const float *x, int64_t ldx, const float *bias,
+                           float *out, int64_t ldo, int64_t count, __mmask16 last, const StoreActivation &act)
 {
     constexpr int R = 24 / V;
     int64_t o = 0;
     auto at = [&](int64_t row) { return bias ? bias + row : nullptr; };
     for (; o + R <= count; o += R)
-        block<R, V>(w + o * k, k, x, ldx, at(o), out + o * ldo, ldo, last, act);
+        block<R, V>(w + o * ldw, k, ldw, x, ldx, at(o), out + o * ldo, ldo, last, act);
     for (; R > 4 && o + 4 <= count; o += 4)
-        block<4, V>(w + o * k, k, x, ldx, at(o), out + o * ldo, ldo, last, act);
+        block<4, V>(w + o * ldw, k, ldw, x, ldx, at(o), out + o * ldo, ldo, last, act);
     for (; R > 2 && o + 2 <= count; o += 2)
-        block<2, V>(w + o * k, k, x, ldx, at(o), out + o * ldo, ldo, last, act);
+        block<2, V>(w + o * ldw, k, ldw, x, ldx, at(o), out + o * ldo, ldo, last, act);
     if (o < count)
-        block<1, V>(w + o * k, k, x, ldx, at(o), out + o * ldo, ldo, last, act);
+        block<1, V>(w + o * ldw, k, ldw, x, ldx, at(o), out + o * ldo, ldo, last, act);
 }
 
 // The pixels of an image in blocks of 3 vectors; a single vector left over
@@ -159,7 +159,7 @@ struct Task {
     const float *x, *w, *bias;
     float *out;
     int64_t k;              // input channels
-    int64_t ldx, ldo;       // row lengths of x and out
+    int64_t ldw, ldx, ldo;  // row lengths of w, x and out
     int64_t b0, b1, o0, o1; // pixel blocks and output channels
     StoreActivation act;
 };
@@ -167,7 +167,7 @@ struct Task {
 FUSESCOPE_AVX512 void runTask(const Task &t, const PixelBlocks &blocks)
 {
     const int64_t count = t.o1 - t.o0;
-    const float *w = t.w + t.o0 * t.k, *bias = t.bias ? t.bias + t.o0 : nullptr;
+    const float *w = t.w + t.o0 * t.ldw, *bias = t.bias ? t.bias + t.o0 : nullptr;
     float *out = t.out + t.o0 * t.ldo;
     for (int64_t b = t.b0; b < t.b1; ++b) {
         const int64_t p0 = blocks.begin(b), n = blocks.end(b) - p0, v = ceilDiv(n, kLanes);
@@ -175,9 +175,9 @@ FUSESCOPE_AVX512 void runTask(const Task &t, const PixelBlocks &blocks)
         const auto last = static_cast<__mmask16>((1u << tail) - 1u);
         const float *xb = t.x + p0;
         switch (v) { // 2 to 4 vectors: images have at least kMinPixels
-        case 2: rows<2>(w, t.k, xb, t.ldx, bias, out + p0, t.ldo, count, last, t.act); break;
-        case 3: rows<3>(w, t.k, xb, t.ldx, bias, out + p0, t.ldo, count, last, t.act); break;
-        default: rows<4>(w, t.k, xb, t.ldx, bias, out + p0, t.ldo, count, last, t.act); break;
+        case 2: rows<2>(w, t.k, t.ldw, xb, t.ldx, bias, out + p0, t.ldo, count, last, t.act); break;
+        case 3: rows<3>(w, t.k, t.ldw, xb, t.ldx, bias, out + p0, t.ldo, count, last, t.act); break;
+        default: rows<4>(w, t.k, t.ldw, xb, t.ldx, bias, out + p0, t.ldo, count, last, t.act); break;
         }
     }
 }
@@ -187,6 +187,11 @@ FUSESCOPE_AVX512 void runTask(const Task &t, const PixelBlocks &blocks)
 bool worthIt(const Problem &p)
 {
     return loops::wideVectors() && p.pixels >= kMinPixels && p.inC > 0 && p.outC > 0;
+}
+
+bool fits(const Gemm &g)
+{
+    return loops::wideVectors() && g.pixels >= kMinPixels && g.rows > 0 && g.k > 0;
 }
 
 // Tasks: every image and group; with fewer of them than threads, the output
@@ -214,6 +219,7 @@ void run(const Problem &p, const float *x, const float *w, const float *bias, fl
                          bias ? bias + grp * p.outC : nullptr,
                          out + (img * p.groups + grp) * p.outC * p.pixels,
                          p.inC,
+                         p.inC,
                          p.pixels,
                          p.pixels,
                          c * blocks.count / colParts,
@@ -232,12 +238,17 @@ void gemm(const Gemm &g, const float *w, const float *x, const float *bias, floa
     if (g.pixels < kMinPixels)
         throw std::logic_error("conv1x1::gemm on rows narrower than its blocks");
     const PixelBlocks blocks(g.pixels);
-    runTask({x, w, bias, out, g.k, g.ldx, g.ldo, 0, blocks.count, 0, g.rows, g.act}, blocks);
+    runTask({x, w, bias, out, g.k, g.ldw ? g.ldw : g.k, g.ldx, g.ldo, 0, blocks.count, 0, g.rows, g.act}, blocks);
 }
 
 #else
 
 bool worthIt(const Problem &)
+{
+    return false;
+}
+
+bool fits(const Gemm &)
 {
     return false;
 }

@@ -28,13 +28,17 @@ void run(const Problem &p, const float *x, const float *w, const float *bias, fl
 // The same register blocks as one product on the calling thread, for
 // im2col's column matrices whose depth is too small for BLAS to pay for its
 // packing (a stem's 3 channels by 3x3 taps: 27):
-// out[o * ldo + p] = bias[o] + sum over c < k of w[o * k + c] * x[c * ldx + p], o < rows, p < pixels.
-// pixels must be at least 32 (worthIt's minimum); bias may be null.
+// out[o * ldo + p] = bias[o] + sum over c < k of w[o * ldw + c] * x[c * ldx + p], o < rows, p < pixels
+// (ldw 0: k). pixels must be at least 32 (see `fits`); bias may be null. Attention's per-head products
+// (core/ops/attention.cpp) run here too.
 struct Gemm {
     int64_t rows = 0, k = 0, pixels = 0;
     int64_t ldx = 0, ldo = 0;
     StoreActivation act;
+    int64_t ldw = 0;
 };
+// Whether gemm runs g: the CPU has AVX-512, g has rows and depth, and at least 32 pixels.
+bool fits(const Gemm &g);
 void gemm(const Gemm &g, const float *w, const float *x, const float *bias, float *out);
 
 } // namespace fusescope::conv1x1
