@@ -744,6 +744,14 @@ void TestCoreNorm::fusedAttentionMatchesItsDecomposition()
                  qPrintable(QString("element %1: %2 vs %3").arg(i).arg(y[i]).arg(want[i])));
     }
     QCOMPARE(nan > 0, layout == "per row" && std::isinf(fill));
+    // transposed: the same values with the heads after the rows, [2, L, 3, Ev], laid out contiguously.
+    const Tensor heads = callOp1("fusescope.attention", {q, k, v, Value(mask), fill, 0.3, true});
+    QCOMPARE(shapeStr(heads.sizes()), shapeStr({2, L, 3, Ev}));
+    QVERIFY(heads.isContiguous());
+    const std::vector<double> moved = ops::transpose(got, 1, 2).contiguous().toDoubleVector(),
+                              t = heads.toDoubleVector();
+    for (size_t i = 0; i < t.size(); ++i)
+        QVERIFY2(t[i] == moved[i] || (std::isnan(t[i]) && std::isnan(moved[i])), qPrintable(QString::number(i)));
 }
 
 // --- meta tensors: shapes and dtypes only -------------------------------------------------------
@@ -851,6 +859,10 @@ void TestCoreNorm::errors_data()
     }, "aten.scaled_dot_product_attention: attn_mask and is_causal cannot both be set");
     row("sdpa on meta", [] { return ops::scaledDotProductAttention(meta({4, 8}), meta({5, 7}), meta({5, 8})); },
         "aten.scaled_dot_product_attention: query and key must have the same embedding size");
+    row("fused attention transposed without heads", [] {
+        return callOp1("fusescope.attention", {zeros({4, 8}), zeros({5, 8}), zeros({5, 6}), Value(), 0.0, 1.0, true});
+    }, "fusescope.attention: a transposed result needs a batch dim to move after the rows, got the 2-d query [4,8], "
+       "key [5,8] and value [5,6]");
 }
 
 void TestCoreNorm::errors()

@@ -182,6 +182,34 @@ std::optional<Attention> attentionAt(const Graph &graph, Node *second)
     return m;
 }
 
+// transpose(result, -3, -2), as a transpose or a permute, where the heads
+// are merged next: the node to take over from with a transposed result.
+Node *headsTransposeOf(const Node *result)
+{
+    if (result->users().size() != 1)
+        return nullptr;
+    Node *u = result->users().front();
+    const int64_t rank = static_cast<int64_t>(result->meta().sizes.size());
+    if (rank < 3 || refArg(u, 0) != result || u->args().size() < 2 || u->args()[1].isRef())
+        return nullptr;
+    auto dim = [rank](int64_t d) { return d < 0 ? d + rank : d; };
+    if (isCall(u, "aten.transpose") && u->args().size() == 3 && !u->args()[2].isRef()) {
+        const int64_t a = dim(u->args()[1].constant.toInt()), b = dim(u->args()[2].constant.toInt());
+        return std::min(a, b) == rank - 3 && std::max(a, b) == rank - 2 ? u : nullptr;
+    }
+    if (!isCall(u, "aten.permute") || !u->args()[1].constant.isIntList())
+        return nullptr;
+    const IntList dims = u->args()[1].constant.toIntList();
+    if (static_cast<int64_t>(dims.size()) != rank)
+        return nullptr;
+    for (int64_t i = 0; i < rank; ++i) {
+        const int64_t want = i == rank - 3 ? rank - 2 : i == rank - 2 ? rank - 3 : i;
+        if (dim(dims[static_cast<size_t>(i)]) != want)
+            return nullptr;
+    }
+    return u;
+}
+
 Node *replace(Graph &graph, const Attention &m)
 {
     const int64_t rank = static_cast<int64_t>(m.keyT.node->meta(m.keyT.index).sizes.size());
@@ -192,13 +220,16 @@ Node *replace(Graph &graph, const Attention &m)
         masked = Arg::of(computedNode(graph, *m.second, "aten.logical_not", {Arg::of(*m.masked)}, "masked")->out());
     else if (m.masked)
         masked = Arg::of(*m.masked);
+    Node *heads = headsTransposeOf(m.second);
     Node *n = computedNode(graph, *m.second, "fusescope.attention",
                            {Arg::of(m.query), Arg::of(key->out()), Arg::of(m.value), masked, Arg::of(Value(m.fill)),
-                            Arg::of(Value(m.scale))},
+                            Arg::of(Value(m.scale)), Arg::of(Value(heads != nullptr))},
                            "attention");
     for (const Node *part : m.nodes)
         addOrigins(*n, *part);
-    graph.replaceUses(m.second->out(), n->out());
+    if (heads)
+        addOrigins(*n, *heads);
+    graph.replaceUses((heads ? heads : m.second)->out(), n->out());
     return n;
 }
 
@@ -213,9 +244,10 @@ int fuseAttention(Graph &graph, PassLog &log)
         const std::optional<Attention> m = attentionAt(graph, n);
         if (!m)
             continue;
-        replace(graph, *m);
+        const Node *op = replace(graph, *m);
         log.push_back("attention: " + m->first->name + " … " + m->second->name + (m->masked ? ", masked" : "")
-                      + " run as one fusescope.attention: the scores stay in the cache, row block by row block");
+                      + " run as one fusescope.attention: the scores stay in the cache, row block by row block"
+                      + (op->args()[6].constant.toBool() ? "; written with the heads transposed, as they are merged" : ""));
         ++fused;
     }
     return fused;

@@ -149,7 +149,20 @@ AttnShape fusedAttnShape(const Args &a)
             throw Error(std::string(kFusedAttention) + ": masked must be a bool tensor broadcasting to the scores' shape "
                         + shapeStr(target) + ", got " + dtypeName(masked->dtype()) + " " + shapeStr(masked->sizes()));
     }
+    if (a.size() > 6 && a[6].toBool() && s.batch.empty())
+        throw Error(std::string(kFusedAttention) + ": a transposed result needs a batch dim to move after the rows, "
+                    "got the 2-d " + qkvShapes(arg(a, 0), arg(a, 1), arg(a, 2)));
     return s;
+}
+
+// fusescope.attention's result shape: [..., L, Ev], or with `transposed`
+// [..., L, H, Ev], H the last batch dim (the heads, merged next).
+Shape fusedResultShape(const Args &a, const AttnShape &s)
+{
+    Shape out = s.withInner(s.L, s.Ev);
+    if (a.size() > 6 && a[6].toBool())
+        std::swap(out[out.size() - 3], out[out.size() - 2]);
+    return out;
 }
 
 double attnScale(const Args &a, int64_t e)
@@ -285,6 +298,16 @@ struct AttnPlan {
     // zero weights (PyTorch's _safe_softmax); a decomposed softmax gives NaN.
     bool safe = true;
     C *out = nullptr;
+    bool transposed = false; // out is [..., L, H, Ev]: a block's rows lie H * Ev apart
+
+    C *outRows(int64_t b, int64_t i0) const
+    {
+        if (!transposed)
+            return out + (b * shape.L + i0) * shape.Ev;
+        const int64_t heads = shape.batch.back();
+        return out + ((b / heads * shape.L + i0) * heads + b % heads) * shape.Ev;
+    }
+    int64_t outLd() const { return transposed ? shape.batch.back() * shape.Ev : shape.Ev; }
 
     // Keys a row cannot see get weight exactly 0: the causal ones, and those
     // `masked` fills with -inf. Columns past the last visible one need no work.
@@ -457,12 +480,12 @@ void attendRows(const AttnPlan<C> &p, int64_t b, int64_t i0, int64_t i1, C *scor
             }
         });
     });
-    C *out = p.out + (b * s.L + i0) * s.Ev;
+    C *out = p.outRows(b, i0);
     if constexpr (std::is_same_v<C, float>) {
         if (blocks)
-            return conv1x1::gemm({rows, cols, s.Ev, p.v.ld, s.Ev, {}, s.S}, scores, p.v.block(b), nullptr, out);
+            return conv1x1::gemm({rows, cols, s.Ev, p.v.ld, p.outLd(), {}, s.S}, scores, p.v.block(b), nullptr, out);
     }
-    gemm(false, p.v.colMajor, rows, s.Ev, cols, C(1), scores, s.S, p.v.block(b), p.v.ld, out, s.Ev);
+    gemm(false, p.v.colMajor, rows, s.Ev, cols, C(1), scores, s.S, p.v.block(b), p.v.ld, out, p.outLd());
 }
 
 // OpenBLAS runs a GEMM of up to this many multiply-adds on the calling
@@ -522,6 +545,7 @@ void attentionInType(const Args &a, const AttnShape &s, const Tensor &out, bool 
             p.fill = C(a[4].toDouble());
         }
         p.safe = false;
+        p.transposed = a.size() > 6 && a[6].toBool();
     } else {
         p.scale = C(attnScale(a, s.E));
         p.causal = a[4].toBool();
@@ -623,17 +647,19 @@ void registerAttentionOps(OpRegistry &r)
     // The compiler's simplify stage forms this from a decomposed attention
     // (matmul, scale, mask, softmax, matmul): one kernel whose scores stay in
     // the cache, row block by row block, instead of two GEMMs and a softmax
-    // over scores written out in full.
+    // over scores written out in full. `transposed` writes the result as
+    // result.transpose(-3, -2) laid out contiguously: the heads' rows where
+    // merging the heads ([B, H, L, Ev] -> [B, L, H * Ev]) finds them, so
+    // that merge is a view instead of a copy.
     OpDef fused;
     fused.kind = OpKind::Opaque;
     fused.shape = [](const Args &a) {
-        const AttnShape s = fusedAttnShape(a);
-        return std::vector<TensorSpec>{{s.withInner(s.L, s.Ev), arg(a, 0).dtype()}};
+        return std::vector<TensorSpec>{{fusedResultShape(a, fusedAttnShape(a)), arg(a, 0).dtype()}};
     };
     fused.cpu = [](const Args &a, std::span<Tensor> outs) { attentionKernel(a, outs[0], true); };
     fused.cost = [](const Args &a, std::span<const Tensor> outs) { return attentionCost(a, outs, true); };
     r.add("fusescope.attention(Tensor query, Tensor key, Tensor value, Tensor? masked=None, float fill=0.0, "
-          "float scale=1.0) -> Tensor",
+          "float scale=1.0, bool transposed=False) -> Tensor",
           std::move(fused));
 }
 
