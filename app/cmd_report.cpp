@@ -68,6 +68,9 @@ void printCopiesAndMemory(const RunStatistics &s)
     for (const profiler::CopyStats &c : s.copies)
         printLine(QStringLiteral("  copies %1: %2 calls, %3 MiB, %4 ms").arg(QString::fromUtf8(profiler::copyKindName(c.kind)))
                       .arg(c.transfer.calls).arg(mib(c.transfer.bytes), ms(double(c.transfer.totalNs))));
+    if (s.memsets.calls)
+        printLine(QStringLiteral("  memsets: %1 calls, %2 MiB, %3 ms")
+                      .arg(s.memsets.calls).arg(mib(s.memsets.bytes), ms(double(s.memsets.totalNs))));
     if (s.memory.empty())
         printLine(QStringLiteral("  memory: not recorded (profile with --profile-memory)"));
     for (const profiler::MemoryStats &m : s.memory)
@@ -160,6 +163,9 @@ QJsonObject runJson(const Run &run, const RunStatistics &s, const std::vector<pr
         peak = std::max<qint64>(peak, m.peakAllocated);
     return {{QStringLiteral("name"), qs(run.info.name)}, {QStringLiteral("incomplete"), !run.summary.complete},
             {QStringLiteral("ops"), ops}, {QStringLiteral("kernels"), kernels}, {QStringLiteral("memcpy"), copies},
+            {QStringLiteral("memset"), QJsonObject{{QStringLiteral("calls"), qint64(s.memsets.calls)},
+                                                   {QStringLiteral("bytes"), s.memsets.bytes},
+                                                   {QStringLiteral("total_us"), double(s.memsets.totalNs) / 1e3}}},
             {QStringLiteral("memory"), QJsonObject{{QStringLiteral("peak_bytes"), s.memory.empty() ? QJsonValue() : QJsonValue(peak)}}},
             {QStringLiteral("hints"), hintsJson(hints)}};
 }

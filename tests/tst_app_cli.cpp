@@ -449,6 +449,26 @@ private slots:
         QVERIFY(kernels.first().toObject().value(QLatin1String("total_us")).toDouble() > 0);
     }
 
+    // GPU memsets are reported beside the copies: count, bytes and time, as
+    // the trace's gpu_memset events say (the V100 trace's 145).
+    void reportCountsMemsets()
+    {
+        const QString source = QStringLiteral(FUSESCOPE_TESTDATA_DIR "/kineto/hta/ns_resolution_trace/"
+                                              "rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
+        if (!QFileInfo::exists(source))
+            QSKIP("../shared/testdata is absent");
+        Result r = runFusescope({QStringLiteral("report"), source, QStringLiteral("--json")});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject run = QJsonDocument::fromJson(r.out.toUtf8()).object().value(QLatin1String("runs")).toArray()
+                                    .first().toObject();
+        const QJsonObject memset = run.value(QLatin1String("memset")).toObject();
+        QCOMPARE(memset.value(QLatin1String("calls")).toInt(), 145);
+        QVERIFY(memset.value(QLatin1String("bytes")).toDouble() > 0);
+        QVERIFY(memset.value(QLatin1String("total_us")).toDouble() > 0);
+        r = runFusescope({QStringLiteral("report"), source});
+        QVERIFY2(r.out.contains(QLatin1String("memsets: 145 calls")), qPrintable(r.out));
+    }
+
     // Hints travel in report --json as the command-line contract says.
     void reportCarriesHints()
     {

@@ -34,6 +34,9 @@ const QString kKinetoDir = QStringLiteral(FUSESCOPE_TESTDATA_DIR "/kineto/");
 
 std::string kinetoPath(const char *relative)
 {
+    const std::string_view own = "own:";
+    if (std::string_view(relative).starts_with(own))
+        return std::string(FUSESCOPE_FIXTURE_DIR "/kineto/") + (relative + own.size());
     return (kKinetoDir + QLatin1String(relative)).toStdString();
 }
 
@@ -74,6 +77,10 @@ struct Expected {
     int64_t memoryEvents;
 };
 
+// The shared traces (../shared/testdata/kineto), then the project's own
+// (tests/data/kineto: a training step recorded with PyTorch 2.11 on an H200 by
+// record_cuda_traces.py there, for the categories newer PyTorch writes:
+// cuda_driver, gpu_user_annotation, fwdbwd flows, memory instants).
 constexpr Expected kTraces[] = {
     {"hta/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", 0, 0, 0, 0, 0},
     {"hta/triton_example/triton_example.json.gz", 1, 0, 0, 3, 0},
@@ -83,6 +90,7 @@ constexpr Expected kTraces[] = {
     {"param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json", 245, 16, 0, 786, 0},
     {"param/dlrm_kineto/worker1_step_12.1694128201556.pt.trace.json", 310, 16, 0, 853, 0},
     {"kineto-tb-plugin/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz", 8772, 12, 312, 18192, 12838},
+    {"own:h200_pytorch2.11_train.pt.trace.json.gz", 237, 9, 18, 913, 552},
 };
 
 // The same file read with nlohmann::json, summed the plain way.
@@ -442,7 +450,7 @@ void TestProfilerImport::twoRanksMakeOneRun()
 void TestProfilerImport::damagedFiles_data()
 {
     QTest::addColumn<int>("row");
-    for (int i : {0, 1, 2, 3, 5})
+    for (int i : {0, 1, 2, 3, 5, 8})
         QTest::newRow(kTraces[i].file) << i;
 }
 
