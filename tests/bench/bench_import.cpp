@@ -6,7 +6,8 @@
 // resident and its page faults already paid), and Python's json.load of the
 // same file, timed in the same run the same two ways.
 //
-// bench_import [repeats]   (default 3; the best time of the repeats counts)
+// bench_import [repeats [TRACE.json.gz ...]]   (default 3; the best time of the repeats counts;
+//                                               other .json.gz traces instead of the shared two)
 // bench_import --first PATH   (one import; prints its seconds and peak MB)
 
 #include "profiler/importer.h"
@@ -164,10 +165,13 @@ int main(int argc, char **argv)
     if (argc == 3 && std::string(argv[1]) == "--first")
         return firstImport(argv[2]);
     const int repeats = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
-    const std::string data = FUSESCOPE_TESTDATA_DIR;
     const std::string tmpDir = std::filesystem::temp_directory_path().string();
-    for (const char *trace : kTraces) {
-        const std::string path = data + "/" + trace;
+    std::vector<std::string> traces(argv + std::min(argc, 2), argv + argc);
+    if (traces.empty()) {
+        for (const char *trace : kTraces)
+            traces.push_back(std::string(FUSESCOPE_TESTDATA_DIR) + "/" + trace);
+    }
+    for (const std::string &path : traces) {
         if (!std::filesystem::exists(path)) {
             std::printf("%s: not found, skipped\n", path.c_str());
             continue;

@@ -1,7 +1,9 @@
 # Records the PyTorch profiler (Kineto) traces of CUDA work in tests/data/kineto, as users' tensorboard_trace_handler runs write them.
-# Run on a machine with an NVIDIA GPU and PyTorch: python3 record_cuda_traces.py OUT_DIR
+# Run on a machine with an NVIDIA GPU and PyTorch: python3 record_cuda_traces.py OUT_DIR [BIG_STEPS]
+# With BIG_STEPS it also records cuda_train_big.pt.trace.json.gz, that many training steps (500: 214 MB of JSON),
+# for build/tests/bench/bench_import 3 cuda_train_big.pt.trace.json.gz.
 # (h200_pytorch2.11_train.pt.trace.json.gz is cuda_train_gz from PyTorch 2.11 on an H200, 2026-12-04.)
-import os, sys, time, glob, shutil, json
+import os, sys, time, glob, shutil
 import torch, torch.nn as nn
 out = sys.argv[1]
 dev = "cuda"
@@ -36,6 +38,8 @@ def run(name, model, steps, gzip, train):
 
 t = time.time()
 m = Block().to(dev)
+if len(sys.argv) > 2:
+    run("cuda_train_big", m, int(sys.argv[2]), True, True)
 run("cuda_train", m, 3, False, True)
 run("cuda_train_gz", m, 3, True, True)
 print("eager traces", time.time() - t, flush=True)
