@@ -65,7 +65,7 @@ size_t expectedRows(const profiler::RunStatistics &s, StatsView::Tab tab)
     switch (tab) {
     case StatsView::OpsTab: return s.ops.size();
     case StatsView::KernelsTab: return s.kernels.size();
-    case StatsView::CopiesTab: return s.copies.size();
+    case StatsView::CopiesTab: return s.copies.size() + (s.memsets.calls > 0 ? 1 : 0); // then the memsets
     default: return s.nodes.size();
     }
 }
@@ -109,6 +109,7 @@ private slots:
     void doubleClick_data() { sourceAndTab(); }
     void doubleClick();
     void launchShapes();
+    void memsetsFollowTheCopies();
     void emptyState_data();
     void emptyState();
 
@@ -323,6 +324,25 @@ void TestStats::doubleClick()
     QCOMPARE(nodes.size(), t == StatsView::NodesTab ? 1 : 0);
     if (t == StatsView::NodesTab)
         QCOMPARE(nodes[0][0].toInt(), first.data(NodeStatsModel::NodeIdRole).toInt());
+}
+
+// The copies tab ends with the GPU memsets (alexnet's trace has 3): their
+// calls and bytes, named so that a double-click finds them on the timeline.
+void TestStats::memsetsFollowTheCopies()
+{
+    const auto it = m_documents.find(QStringLiteral("kineto"));
+    if (it == m_documents.end() || !it->second)
+        QSKIP("the shared test data is not there");
+    const profiler::RunStatistics stats = profiler::computeStatistics(*it->second->trace, it->second->trace->runs[0]);
+    QCOMPARE(stats.memsets.calls, int64_t(3));
+    CopyStatsModel copies;
+    copies.setStatistics(statsDataOf(*it->second));
+    const int last = copies.rowCount() - 1;
+    QCOMPARE(last, int(stats.copies.size()));
+    QCOMPARE(copies.name(last), QStringLiteral("Memset"));
+    QCOMPARE(copies.index(last, CopyStatsModel::CallsColumn).data().toString(), QStringLiteral("3"));
+    QCOMPARE(copies.index(last, CopyStatsModel::BytesColumn).data(StatsTableModel::SortRole).toDouble(),
+             stats.memsets.bytes);
 }
 
 // The most frequent grid/block of each kernel name wins.

@@ -246,10 +246,11 @@ QVariant KernelStatsModel::sortKey(int row, int column) const
 }
 
 // ---- CopyStatsModel --------------------------------------------------------
+// One row per copy kind, then one for the GPU memsets if there were any.
 
 int CopyStatsModel::rows() const
 {
-    return int(stats().copies.size());
+    return int(stats().copies.size()) + (stats().memsets.calls > 0 ? 1 : 0);
 }
 
 QStringList CopyStatsModel::headers() const
@@ -257,14 +258,22 @@ QStringList CopyStatsModel::headers() const
     return {tr("Kind"), tr("Calls"), tr("Bytes"), tr("Total"), tr("GB/s")};
 }
 
+const profiler::TransferStats &CopyStatsModel::transfer(int row) const
+{
+    const auto r = size_t(row);
+    return r < stats().copies.size() ? stats().copies[r].transfer : stats().memsets;
+}
+
 QString CopyStatsModel::name(int row) const
 {
-    return QString::fromLatin1(profiler::copyKindName(stats().copies[size_t(row)].kind));
+    const auto r = size_t(row);
+    return r < stats().copies.size() ? QString::fromLatin1(profiler::copyKindName(stats().copies[r].kind))
+                                     : QStringLiteral("Memset");
 }
 
 QString CopyStatsModel::text(int row, int column) const
 {
-    const profiler::TransferStats &t = stats().copies[size_t(row)].transfer;
+    const profiler::TransferStats &t = transfer(row);
     switch (column) {
     case KindColumn: return name(row);
     case CallsColumn: return QString::number(t.calls);
@@ -276,7 +285,7 @@ QString CopyStatsModel::text(int row, int column) const
 
 QVariant CopyStatsModel::sortKey(int row, int column) const
 {
-    const profiler::TransferStats &t = stats().copies[size_t(row)].transfer;
+    const profiler::TransferStats &t = transfer(row);
     switch (column) {
     case KindColumn: return name(row);
     case CallsColumn: return qlonglong(t.calls);

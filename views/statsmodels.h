@@ -110,13 +110,16 @@ class CopyStatsModel : public StatsTableModel
 public:
     enum Column { KindColumn, CallsColumn, BytesColumn, TotalColumn, BandwidthColumn };
     using StatsTableModel::StatsTableModel;
-    QString name(int row) const override; // the copy kind's name
+    QString name(int row) const override; // the copy kind's name, or "Memset"
 
 protected:
     int rows() const override;
     QStringList headers() const override;
     QString text(int row, int column) const override;
     QVariant sortKey(int row, int column) const override;
+
+private:
+    const profiler::TransferStats &transfer(int row) const;
 };
 
 class NodeStatsModel : public StatsTableModel
