@@ -244,10 +244,10 @@ int fuseAttention(Graph &graph, PassLog &log)
         const std::optional<Attention> m = attentionAt(graph, n);
         if (!m)
             continue;
-        const Node *op = replace(graph, *m);
+        const bool transposed = replace(graph, *m)->args()[6].constant.toBool();
         log.push_back("attention: " + m->first->name + " … " + m->second->name + (m->masked ? ", masked" : "")
                       + " run as one fusescope.attention: the scores stay in the cache, row block by row block"
-                      + (op->args()[6].constant.toBool() ? "; written with the heads transposed, as they are merged" : ""));
+                      + (transposed ? "; written with the heads transposed, as they are merged" : ""));
         ++fused;
     }
     return fused;

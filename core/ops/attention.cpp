@@ -385,8 +385,9 @@ int64_t openColumns(const AttnPlan<C> &p, int64_t b, int64_t i0, int64_t i1)
 }
 
 // keys[e * cols + j] = k[j * ld + e], e < E, j < cols. Sixteen rows of k at
-// a time are gathered into one row of keys: element by element, the stores
-// 512 bytes apart cost as much as the product that reads them.
+// a time are gathered into one row of keys: element by element, each store a
+// row of keys from the last (512 bytes for the encoder's 128 keys), the
+// transpose cost as much as the product that reads it.
 #ifdef FUSESCOPE_ATTN_AVX512
 __attribute__((target("avx512f"))) void transposeKeys(const float *k, int64_t ld, int64_t cols, int64_t E, float *keys)
 {
@@ -428,7 +429,8 @@ bool scoresInRegisterBlocks(const AttnPlan<float> &p, int64_t b, const float *q,
                             float *scores, float *keys)
 {
     const AttnShape &s = p.shape;
-    if ((numThreads() > 1 && !inParallelRegion()) || p.q.colMajor || p.v.colMajor || !conv1x1::fits({rows, s.E, cols, cols, cols, {}, 0})
+    if ((numThreads() > 1 && !inParallelRegion()) || p.q.colMajor || p.v.colMajor
+        || !conv1x1::fits({rows, s.E, cols, cols, cols, {}, 0})
         || !conv1x1::fits({rows, cols, s.Ev, s.Ev, s.Ev, {}, 0}))
         return false;
     const float *kT = p.k.block(b);

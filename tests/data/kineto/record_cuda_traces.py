@@ -1,5 +1,5 @@
-# Records PyTorch profiler (Kineto) traces of CUDA work into OUT_DIR, as users' tensorboard_trace_handler runs write them;
-# tests/data/kineto's fixture came from it.
+# Records PyTorch profiler (Kineto) traces of CUDA work into OUT_DIR, as users'
+# tensorboard_trace_handler runs write them; tests/data/kineto's fixture came from it.
 # Run on a machine with an NVIDIA GPU and PyTorch: python3 record_cuda_traces.py OUT_DIR [BIG_STEPS]
 # With BIG_STEPS it also records cuda_train_big.pt.trace.json.gz, that many training steps (500: 214 MB of JSON),
 # for build/tests/bench/bench_import 3 cuda_train_big.pt.trace.json.gz.
