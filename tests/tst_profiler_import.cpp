@@ -78,9 +78,10 @@ struct Expected {
 };
 
 // The shared traces (../shared/testdata/kineto), then the project's own
-// (tests/data/kineto: a training step recorded with PyTorch 2.11 on an H200 by
-// record_cuda_traces.py there, for the categories newer PyTorch writes:
-// cuda_driver, gpu_user_annotation, fwdbwd flows, memory instants).
+// (tests/data/kineto, recorded with PyTorch 2.11 on an H200 by the scripts
+// there, for what newer PyTorch writes: cuda_driver, gpu_user_annotation,
+// fwdbwd flows, memory instants, distributedInfo with process groups): a
+// training step, and two ranks of a data-parallel one.
 constexpr Expected kTraces[] = {
     {"hta/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", 0, 0, 0, 0, 0},
     {"hta/triton_example/triton_example.json.gz", 1, 0, 0, 3, 0},
@@ -91,6 +92,8 @@ constexpr Expected kTraces[] = {
     {"param/dlrm_kineto/worker1_step_12.1694128201556.pt.trace.json", 310, 16, 0, 853, 0},
     {"kineto-tb-plugin/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz", 8772, 12, 312, 18192, 12838},
     {"own:h200_pytorch2.11_train.pt.trace.json.gz", 237, 9, 18, 913, 552},
+    {"own:h200_pytorch2.11_ddp_rank0.pt.trace.json.gz", 60, 24, 0, 376, 0},
+    {"own:h200_pytorch2.11_ddp_rank1.pt.trace.json.gz", 60, 24, 0, 376, 0},
 };
 
 // The same file read with nlohmann::json, summed the plain way.
@@ -353,6 +356,7 @@ private slots:
     void initTestCase();
     void realTraces_data();
     void realTraces();
+    void twoRanksMakeOneRun_data();
     void twoRanksMakeOneRun();
     void damagedFiles_data();
     void damagedFiles();
@@ -420,10 +424,18 @@ void TestProfilerImport::realTraces()
         QVERIFY(e.start >= 0);
 }
 
+void TestProfilerImport::twoRanksMakeOneRun_data()
+{
+    QTest::addColumn<int>("first"); // rows of kTraces: rank 0, then rank 1
+    QTest::newRow("DLRM, shared") << 5;
+    QTest::newRow("DDP, PyTorch 2.11") << 9;
+}
+
 void TestProfilerImport::twoRanksMakeOneRun()
 {
-    const std::string rank0 = kinetoPath(kTraces[5].file);
-    const std::string rank1 = kinetoPath(kTraces[6].file);
+    QFETCH(int, first);
+    const std::string rank0 = kinetoPath(kTraces[first].file);
+    const std::string rank1 = kinetoPath(kTraces[first + 1].file);
     if (!QFile::exists(QString::fromStdString(rank0)))
         QSKIP("the shared test data is not here");
     const Trace one = importOne(rank0);
@@ -444,7 +456,7 @@ void TestProfilerImport::twoRanksMakeOneRun()
     int64_t kernels = 0;
     for (const KernelStats &k : computeStatistics(*both, run).kernels)
         kernels += k.time.calls;
-    QCOMPARE(kernels, kTraces[5].kernels + kTraces[6].kernels);
+    QCOMPARE(kernels, kTraces[first].kernels + kTraces[first + 1].kernels);
 }
 
 void TestProfilerImport::damagedFiles_data()
