@@ -327,7 +327,7 @@ void TestStats::doubleClick()
 }
 
 // The copies tab ends with the GPU memsets (alexnet's trace has 3): their
-// calls and bytes, named so that a double-click finds them on the timeline.
+// calls and bytes, under the name Kineto's memset events carry ("Memset …").
 void TestStats::memsetsFollowTheCopies()
 {
     const auto it = m_documents.find(QStringLiteral("kineto"));

@@ -192,7 +192,7 @@ Node *headsTransposeOf(const Node *result)
     const int64_t rank = static_cast<int64_t>(result->meta().sizes.size());
     if (rank < 3 || refArg(u, 0) != result || u->args().size() < 2 || u->args()[1].isRef())
         return nullptr;
-    auto dim = [rank](int64_t d) { return d < 0 ? d + rank : d; };
+    auto dim = [rank, u](int64_t d) { return wrapDim(d, rank, u->target.c_str()); };
     if (isCall(u, "aten.transpose") && u->args().size() == 3 && !u->args()[2].isRef()) {
         const int64_t a = dim(u->args()[1].constant.toInt()), b = dim(u->args()[2].constant.toInt());
         return std::min(a, b) == rank - 3 && std::max(a, b) == rank - 2 ? u : nullptr;

@@ -140,6 +140,12 @@ AttnShape attnShape(const Args &a)
 // the scores; where it holds, the score becomes `fill`.
 const char *const kFusedAttention = "fusescope.attention";
 
+// fusescope.attention's `transposed`: the result with the heads after the rows.
+bool transposedResult(const Args &a)
+{
+    return a.size() > 6 && a[6].toBool();
+}
+
 AttnShape fusedAttnShape(const Args &a)
 {
     const AttnShape s = qkvShape(kFusedAttention, a);
@@ -149,7 +155,7 @@ AttnShape fusedAttnShape(const Args &a)
             throw Error(std::string(kFusedAttention) + ": masked must be a bool tensor broadcasting to the scores' shape "
                         + shapeStr(target) + ", got " + dtypeName(masked->dtype()) + " " + shapeStr(masked->sizes()));
     }
-    if (a.size() > 6 && a[6].toBool() && s.batch.empty())
+    if (transposedResult(a) && s.batch.empty())
         throw Error(std::string(kFusedAttention) + ": a transposed result needs a batch dim to move after the rows, "
                     "got the 2-d " + qkvShapes(arg(a, 0), arg(a, 1), arg(a, 2)));
     return s;
@@ -160,7 +166,7 @@ AttnShape fusedAttnShape(const Args &a)
 Shape fusedResultShape(const Args &a, const AttnShape &s)
 {
     Shape out = s.withInner(s.L, s.Ev);
-    if (a.size() > 6 && a[6].toBool())
+    if (transposedResult(a))
         std::swap(out[out.size() - 3], out[out.size() - 2]);
     return out;
 }
@@ -455,10 +461,11 @@ void attendRows(const AttnPlan<C> &p, int64_t b, int64_t i0, int64_t i1, C *scor
     bool blocks = false;
     if constexpr (std::is_same_v<C, float>)
         blocks = scoresInRegisterBlocks(p, b, q, rows, cols, scores, keys);
-    if (!blocks && s.E == 0)
+    if (!blocks && s.E == 0) {
         std::fill(scores, scores + rows * s.S, C(0));
-    else if (!blocks) // k^T: a row-major k is read transposed, a column-major one as is
+    } else if (!blocks) { // k^T: a row-major k is read transposed, a column-major one as is
         gemm(p.q.colMajor, !p.k.colMajor, rows, cols, s.E, p.scale, q, p.q.ld, p.k.block(b), p.k.ld, scores, s.S);
+    } // else unscaled: the softmax rows below apply the scale
     // The rows' softmax is compute-bound (the scores sit in the cache): with
     // AVX-512 where the CPU has it, as the contiguous pointwise loops.
     parallelFor(0, rows, grainFor(cols), [&](int64_t begin, int64_t end) {
@@ -547,7 +554,7 @@ void attentionInType(const Args &a, const AttnShape &s, const Tensor &out, bool 
             p.fill = C(a[4].toDouble());
         }
         p.safe = false;
-        p.transposed = a.size() > 6 && a[6].toBool();
+        p.transposed = transposedResult(a);
     } else {
         p.scale = C(attnScale(a, s.E));
         p.causal = a[4].toBool();
