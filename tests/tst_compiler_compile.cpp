@@ -628,6 +628,70 @@ private slots:
             QCOMPARE(out[i].toDoubleVector(), want[i].toDoubleVector());
     }
 
+    // A cat along the last dim joins the pointwise kernel that reads it: each
+    // element is loaded from the input whose stretch holds it (rotary
+    // embeddings' rotate_half). A cat along another dim, one of more than
+    // four inputs, and a cat that nothing fuses with stay copies. Compiled and interpreted results equal eager.
+    void catAlongTheLastDimJoinsItsReader_data()
+    {
+        QTest::addColumn<int>("which");
+        QTest::addColumn<bool>("fused");
+        QTest::newRow("rotary") << 0 << true;
+        QTest::newRow("three widths, one transposed, one of width 1") << 1 << true;
+        QTest::newRow("inputs from a kernel that its reader also reads") << 2 << true;
+        QTest::newRow("alone") << 3 << false;
+        QTest::newRow("along the first dim") << 4 << false;
+        QTest::newRow("five inputs") << 5 << false;
+    }
+    void catAlongTheLastDimJoinsItsReader()
+    {
+        QFETCH(int, which);
+        QFETCH(bool, fused);
+        const TensorFn f = [which](const TensorList &in) {
+            const Tensor &x = in[0], &c = in[1];
+            switch (which) {
+            case 0: {
+                const Tensor rotated = ops::cat({ops::neg(x.narrow(-1, 4, 4)), x.narrow(-1, 0, 4)}, -1);
+                return TensorList{ops::add(ops::mul(x, c), ops::mul(rotated, ops::sigmoid(c)))};
+            }
+            case 1: {
+                const Tensor t = x.narrow(-1, 0, 5).transpose(-1, -2).narrow(-1, 0, 3); // [2,3,5,3] strided
+                return TensorList{ops::exp(ops::cat({t, x.narrow(-1, 7, 1), x.narrow(-1, 0, 4).narrow(-2, 0, 5)}, -1))};
+            }
+            case 2: {
+                const Tensor y = ops::exp(x);
+                return TensorList{ops::add(ops::cat({y.narrow(-1, 4, 4), y.narrow(-1, 0, 4)}, -1), y)};
+            }
+            case 3: return TensorList{ops::cat({x, ops::neg(x)}, -1)};
+            case 4: return TensorList{ops::add(ops::cat({x, x}, 0), 1.0)};
+            default: return TensorList{ops::add(ops::cat({x, x, x, x, x}, -1), 1.0)};
+            }
+        };
+        Generator gen(11);
+        const TensorList in = {randn({2, 3, 5, 8}, gen), randn({5, 8}, gen)};
+        const TensorList want = f(in);
+        CompileOptions interp;
+        interp.interpret = true;
+        CompiledFunction compiled = compile(f), interpreted = compile(f, {}, interp);
+        for (const TensorList &got : {compiled(in), interpreted(in)}) {
+            std::string why;
+            QVERIFY2(matches(got.front(), want.front(), why), why.c_str());
+        }
+        size_t inKernels = 0, copies = 0;
+        const Executable &exe = *compiled.lastExecutable();
+        for (size_t k = 0; k < exe.schedule().kernels.size(); ++k) {
+            const Kernel &kernel = exe.schedule().kernels[k];
+            for (const Node *n : kernel.nodes) {
+                if (n->target != "aten.cat")
+                    continue;
+                const bool generated = kernel.kind == KernelKind::Pointwise && exe.hasCode(k);
+                (generated ? inKernels : copies) += 1;
+            }
+        }
+        QCOMPARE(inKernels, fused ? size_t(1) : size_t(0));
+        QCOMPARE(copies, fused ? size_t(0) : size_t(1));
+    }
+
     // A channel concatenation at batch 1 is its inputs end to end: the
     // kernels that write them write into the output and the cat copies
     // nothing, also when the output is itself an input of the next cat

@@ -261,6 +261,43 @@ private slots:
         QCOMPARE(k.inputs[0].node->kind, NodeKind::Placeholder); // the transpose's storage, not a copy
     }
 
+    // rotate_half: the cat joins the kernel that multiplies it; the neg it
+    // reads has its own, narrower iteration space.
+    void catAlongTheLastDimJoinsItsReader()
+    {
+        const Fused f = fuseFn(
+            [](const TensorList &in) {
+                const Tensor &x = in[0];
+                const Tensor rotated = ops::cat({ops::neg(x.narrow(-1, 4, 4)), x.narrow(-1, 0, 4)}, -1);
+                return TensorList{ops::add(ops::mul(x, in[1]), ops::mul(rotated, in[1]))};
+            },
+            {{2, 3, 5, 8}, {5, 8}});
+        QCOMPARE(f.schedule.kernels.size(), size_t(2));
+        QCOMPARE(countKind(f.schedule, KernelKind::Pointwise), 2);
+        const Kernel &k = f.schedule.kernels[1];
+        QCOMPARE(k.nodes.front()->target, std::string("aten.cat"));
+        QCOMPARE(k.nodes.size(), size_t(4)); // cat, mul, mul, add: nothing copies
+        QVERIFY2(hasRefusal(f.schedule, "cannot fuse neg with cat: different iteration spaces [2,3,5,4] and [2,3,5,8]"),
+                 joined(f.log).c_str());
+    }
+
+    // The cat fuses into the add first; exp, which the add also reads, then
+    // cannot join them, as the cat would read it from inside the kernel.
+    void catReadsItsInputsFromMemory()
+    {
+        const Fused f = fuseFn(
+            [](const TensorList &in) {
+                const Tensor y = ops::exp(in[0]);
+                return TensorList{ops::add(ops::cat({y.narrow(-1, 4, 4), y.narrow(-1, 0, 4)}, -1), y)};
+            },
+            {{6, 8}});
+        QCOMPARE(f.schedule.kernels.size(), size_t(2));
+        QCOMPARE(countKind(f.schedule, KernelKind::Pointwise), 2); // exp; the cat in the add's kernel
+        QVERIFY2(hasRefusal(f.schedule, "cat (aten.cat) would read exp computed in the same kernel; a fused cat reads "
+                                        "its inputs from memory"),
+                 joined(f.log).c_str());
+    }
+
     void viewBetweenPointwiseOpsIsRefused()
     {
         const Fused f = fuseFn(

@@ -97,6 +97,7 @@ public:
             m_operands.push_back(r);
         for (const NodeRef &r : k.outputs)
             m_operands.push_back(r);
+        m_hasCat = std::any_of(k.nodes.begin(), k.nodes.end(), [](const Node *n) { return isFusableCat(*n); });
     }
 
     std::optional<std::string> emit()
@@ -214,6 +215,10 @@ private:
 
     bool coalescible(const LoopDim &outer, const LoopDim &inner) const
     {
+        // A fused cat selects its input by the last dim's index: that dim keeps a loop of its own.
+        const int last = static_cast<int>(m_k.domain.size()) - 1;
+        if (m_hasCat && (inner.domainDims.front() == last || outer.domainDims.back() == last))
+            return false;
         for (const Access &a : m_accesses) {
             const int64_t so = a.strides[static_cast<size_t>(outer.domainDims.back())];
             const int64_t si = a.strides[static_cast<size_t>(inner.domainDims.front())];
@@ -389,8 +394,31 @@ private:
                                || levelOf(r.node->meta().sizes, m_k.domain, m_k.reduceDims) == Level::Reduced);
     }
 
+    // A cat along the last dim, the innermost loop (r0): each element is a
+    // load from the input whose stretch holds it, shifted to that input's
+    // own index, chosen by a chain of selects.
+    std::string catExpr(const Node *n, bool withInner) const
+    {
+        const size_t last = m_k.domain.size() - 1;
+        const std::vector<NodeRef> &ins = n->args()[0].refs;
+        std::vector<int64_t> ends;
+        for (const NodeRef &r : ins)
+            ends.push_back((ends.empty() ? 0 : ends.back()) + r.node->meta(r.index).sizes.back());
+        std::string expr;
+        for (size_t i = ins.size(); i-- > 0;) {
+            const int a = m_loadOf.at({n, ins[i].node, ins[i].index});
+            const int64_t start = i ? ends[i - 1] : 0, shift = start * m_accesses[static_cast<size_t>(a)].strides[last];
+            const std::string load = "p" + std::to_string(a) + "[" + index(a, withInner)
+                + (shift ? " - " + std::to_string(shift) : "") + "]";
+            expr = expr.empty() ? load : "(r0 < " + std::to_string(ends[i]) + " ? " + load + " : " + expr + ")";
+        }
+        return std::string("static_cast<") + ctype(n->meta().dtype) + ">(" + expr + ")";
+    }
+
     std::string pointwiseExpr(const Node *n, bool withInner) const
     {
+        if (isFusableCat(*n))
+            return catExpr(n, withInner);
         const OpDef &op = OpRegistry::instance().get(n->target);
         const DType tc = computeType(n);
         const ScalarCall call = op.scalarCallFor(constArgs(n));
@@ -835,6 +863,7 @@ private:
     std::map<const Node *, int> m_cachedIn; // node -> the loop that stores it in its row array
     std::vector<LoopDim> m_outer, m_inner;
     bool m_flat = false;
+    bool m_hasCat = false;
 };
 
 } // namespace

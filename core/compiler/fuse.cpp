@@ -245,7 +245,9 @@ Schedule fuse(Graph &graph, PassLog &log)
     Fuser fuser(graph);
     Schedule schedule;
     fuser.run(log, schedule.decisions);
-    schedule.kernels = orderKernels(graph, fuser.liveGroups());
+    std::vector<Group> groups = fuser.liveGroups();
+    settleLoneCats(groups);
+    schedule.kernels = orderKernels(graph, groups);
     for (const FusionDecision &d : schedule.decisions) {
         if (!d.fused)
             log.push_back(d.text());

@@ -135,6 +135,28 @@ bool isGemmAnchor(const Node &n, const OpDef &op)
 
 } // namespace
 
+bool isFusableCat(const Node &n)
+{
+    constexpr size_t kMaxInputs = 4; // a chain of selects per element beyond that
+    if (n.target != "aten.cat" || n.outputs.size() != 1 || n.args().size() < 2
+        || n.args()[0].kind != Arg::Kind::RefList || !n.args()[1].constant.isInt())
+        return false;
+    const TensorMeta &out = n.meta();
+    const auto rank = static_cast<int64_t>(out.sizes.size());
+    const std::vector<NodeRef> &ins = n.args()[0].refs;
+    if (rank < 2 || ins.size() < 2 || ins.size() > kMaxInputs || !codegenDType(out.dtype)
+        || wrapDim(n.args()[1].constant.toInt(), rank, "aten.cat") != rank - 1)
+        return false;
+    // Leading dims all 1: the plan-memory stage lays the inputs end to end in
+    // the output instead, which copies nothing at all.
+    if (std::all_of(out.sizes.begin(), out.sizes.end() - 1, [](int64_t s) { return s == 1; }))
+        return false;
+    return std::all_of(ins.begin(), ins.end(), [&](const NodeRef &r) {
+        const TensorMeta &m = r.node->meta(r.index);
+        return m.dtype == out.dtype && static_cast<int64_t>(m.sizes.size()) == rank && m.sizes.back() > 0;
+    });
+}
+
 std::optional<Group> initialGroup(const Node &n)
 {
     if (n.kind != NodeKind::CallFunction || isAliasView(n))
@@ -146,7 +168,8 @@ std::optional<Group> initialGroup(const Node &n)
     const bool supported = op && n.outputs.size() == 1 && allDTypesSupported(n);
     // Creation ops (full, arange) have a scalarFn but no operand: their value
     // depends on the index, which the loops do not expose.
-    if (supported && op->kind == OpKind::Pointwise && !op->scalarFn.empty() && !n.inputs().empty()) {
+    const bool pointwise = op && op->kind == OpKind::Pointwise && !op->scalarFn.empty() && !n.inputs().empty();
+    if ((supported && pointwise) || isFusableCat(n)) {
         g.kind = KernelKind::Pointwise;
         g.domain = n.meta().sizes;
     } else if (supported && !op->reduceFn.empty() && !n.args()[0].ref().node->meta().sizes.empty()) {
@@ -216,6 +239,15 @@ std::optional<std::string> checkNode(const Group &g, const Node &n, const std::s
         if (in.node->meta(in.index).sizes != g.domain || reductionDims(n) != g.reduceDims)
             return n.name + " reduces another iteration space than " + shapeStr(g.domain);
         return std::nullopt;
+    }
+    if (isFusableCat(n)) {
+        if (g.kind != KernelKind::Pointwise)
+            return n.name + " (aten.cat) joins pointwise kernels only";
+        for (const NodeRef &ref : n.inputs()) {
+            if (members.count(storageRoot(ref).node))
+                return n.name + " (aten.cat) would read " + storageRoot(ref).node->name
+                    + " computed in the same kernel; a fused cat reads its inputs from memory";
+        }
     }
     const Level level = levelOf(n.meta().sizes, g.domain, g.reduceDims);
     if (level == Level::Other)
@@ -304,6 +336,16 @@ std::optional<std::string> mergeDomain(const Group &p, const Group &q, Group &m)
 }
 
 } // namespace
+
+void settleLoneCats(std::vector<Group> &groups)
+{
+    for (Group &g : groups) {
+        if (g.kind == KernelKind::Pointwise && g.nodes.size() == 1 && g.nodes.front()->target == "aten.cat") {
+            g.kind = KernelKind::Extern;
+            g.anchor = g.nodes.front();
+        }
+    }
+}
 
 std::optional<Group> mergeGroups(const Group &p, const Group &q, const Node *from, const Node *to,
                                  const std::unordered_map<const Node *, int> &position, std::string &why)

@@ -34,7 +34,12 @@ Level levelOf(const Shape &sizes, const Shape &domain, const std::vector<int64_t
 // it varies only along the dims that are not reduced.
 bool broadcastFollows(const Shape &v, const Shape &domain, const std::vector<int64_t> &reduceDims);
 
+// A cat along the last dim that a pointwise kernel can read as a select
+// between its inputs' loads: at most four inputs, none computed in the kernel.
+bool isFusableCat(const Node &n);
 std::optional<Group> initialGroup(const Node &n);
+// A cat that fused with nothing runs as its eager copy, a memcpy per run.
+void settleLoneCats(std::vector<Group> &groups);
 // The group `p` and `q` become when `from` (in p) feeding `to` (in q) fuses,
 // or nothing with the reason in `why`.
 std::optional<Group> mergeGroups(const Group &p, const Group &q, const Node *from, const Node *to,
