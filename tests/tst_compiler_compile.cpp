@@ -629,9 +629,10 @@ private slots:
     }
 
     // A cat along the last dim joins the pointwise kernel that reads it: each
-    // element is loaded from the input whose stretch holds it (rotary
-    // embeddings' rotate_half). A cat along another dim, one of more than
-    // four inputs, and a cat that nothing fuses with stay copies. Compiled and interpreted results equal eager.
+    // element is loaded from the input whose stretch holds it, or computed
+    // there by the op that only the cat reads (rotary embeddings'
+    // rotate_half). A cat along another dim, one of more than four inputs,
+    // and a cat that nothing fuses with stay copies. Compiled and interpreted results equal eager.
     void catAlongTheLastDimJoinsItsReader_data()
     {
         QTest::addColumn<int>("which");
@@ -639,7 +640,9 @@ private slots:
         QTest::newRow("rotary") << 0 << true;
         QTest::newRow("three widths, one transposed, one of width 1") << 1 << true;
         QTest::newRow("inputs from a kernel that its reader also reads") << 2 << true;
+        QTest::newRow("ops only the cat reads, one with a broadcast operand") << 6 << true;
         QTest::newRow("alone") << 3 << false;
+        QTest::newRow("alone with an op only it reads") << 7 << true;
         QTest::newRow("along the first dim") << 4 << false;
         QTest::newRow("five inputs") << 5 << false;
     }
@@ -662,10 +665,16 @@ private slots:
                 const Tensor y = ops::exp(x);
                 return TensorList{ops::add(ops::cat({y.narrow(-1, 4, 4), y.narrow(-1, 0, 4)}, -1), y)};
             }
-            case 3: return TensorList{ops::cat({x, ops::neg(x)}, -1)};
-            case 4: return TensorList{ops::add(ops::cat({x, x}, 0), 1.0)};
-            default: return TensorList{ops::add(ops::cat({x, x, x, x, x}, -1), 1.0)};
+            case 3: return TensorList{ops::cat({x, x.narrow(-1, 2, 3)}, -1)};
+            case 7: return TensorList{ops::cat({x, ops::neg(x)}, -1)};
+            case 6: {
+                const Tensor scaled = ops::mul(x.narrow(-1, 5, 3), c.narrow(-1, 0, 3)); // c: [5,8]
+                return TensorList{ops::add(ops::cat({scaled, ops::exp(x.narrow(-1, 0, 5))}, -1), x)};
             }
+            case 4: return TensorList{ops::add(ops::cat({x, x}, 0), 1.0)};
+            case 5: return TensorList{ops::add(ops::cat({x, x, x, x, x}, -1), 1.0)};
+            }
+            throw Error("no such case");
         };
         Generator gen(11);
         const TensorList in = {randn({2, 3, 5, 8}, gen), randn({5, 8}, gen)};

@@ -114,14 +114,20 @@ public:
 private:
     // --- the kernel's values ------------------------------------------------------
 
+    // Every member but the anchor and the ops a cat computes inline (catExpr).
     std::vector<const Node *> computeNodes() const
     {
         std::vector<const Node *> out;
         for (const Node *n : m_k.nodes) {
-            if (n != m_k.anchor)
+            if (n != m_k.anchor && !inlinedIntoCat(n))
                 out.push_back(n);
         }
         return out;
+    }
+
+    bool inlinedIntoCat(const Node *n) const
+    {
+        return m_hasCat && feedsCatOnly(*n) && m_members.count(n->users().front());
     }
 
     bool isReductionNode(const Node *n) const
@@ -146,7 +152,7 @@ private:
         for (const Node *n : computeNodes()) {
             int ready = 0;
             for (const NodeRef &r : n->inputs()) {
-                if (internal(r))
+                if (internal(r) && !inlinedIntoCat(r.node))
                     ready = std::max(ready, m_ready.at(r.node));
             }
             if (isReductionNode(n)) {
@@ -192,7 +198,12 @@ private:
 
     void collectAccesses()
     {
-        for (const Node *n : computeNodes()) {
+        std::vector<const Node *> readers = computeNodes();
+        for (const Node *n : m_k.nodes) {
+            if (inlinedIntoCat(n))
+                readers.push_back(n);
+        }
+        for (const Node *n : readers) {
             const Shape shape = isReductionNode(n) ? m_k.domain : n->meta().sizes;
             for (const NodeRef &r : n->inputs()) {
                 if (!internal(r))
@@ -342,10 +353,13 @@ private:
         return s;
     }
 
-    std::string load(const Node *n, const NodeRef &r, bool withInner) const
+    // `catStart`: the read is for the stretch of a cat starting there along
+    // the last dim, so its index is shifted back by as much.
+    std::string load(const Node *n, const NodeRef &r, bool withInner, int64_t catStart = 0) const
     {
         const int a = m_loadOf.at({n, r.node, r.index});
-        return "p" + std::to_string(a) + "[" + index(a, withInner) + "]";
+        const int64_t shift = catStart * m_accesses[static_cast<size_t>(a)].strides[m_k.domain.size() - 1];
+        return "p" + std::to_string(a) + "[" + index(a, withInner) + (shift ? " - " + std::to_string(shift) : "") + "]";
     }
 
     DType computeType(const Node *n) const
@@ -370,14 +384,14 @@ private:
         return t;
     }
 
-    std::string operand(const Node *n, size_t argIndex, DType tc, bool withInner) const
+    std::string operand(const Node *n, size_t argIndex, DType tc, bool withInner, int64_t catStart = 0) const
     {
         const Arg &a = n->args()[argIndex];
         std::string value;
         if (a.kind == Arg::Kind::Const)
             return literal(a.constant.toDouble(), tc);
         const NodeRef r = a.ref();
-        value = internal(r) ? var(r.node) : load(n, r, withInner);
+        value = internal(r) ? var(r.node) : load(n, r, withInner, catStart);
         return std::string("static_cast<") + ctype(tc) + ">(" + value + ")";
     }
 
@@ -394,28 +408,27 @@ private:
                                || levelOf(r.node->meta().sizes, m_k.domain, m_k.reduceDims) == Level::Reduced);
     }
 
-    // A cat along the last dim, the innermost loop (r0): each element is a
-    // load from the input whose stretch holds it, shifted to that input's
-    // own index, chosen by a chain of selects.
+    // A cat along the last dim, the innermost loop (r0): each element comes
+    // from the input whose stretch holds it, chosen by a chain of selects:
+    // a load shifted back to that input's own index, or the op that computes
+    // the input (its only reader is the cat) evaluated there.
     std::string catExpr(const Node *n, bool withInner) const
     {
-        const size_t last = m_k.domain.size() - 1;
         const std::vector<NodeRef> &ins = n->args()[0].refs;
         std::vector<int64_t> ends;
         for (const NodeRef &r : ins)
             ends.push_back((ends.empty() ? 0 : ends.back()) + r.node->meta(r.index).sizes.back());
         std::string expr;
         for (size_t i = ins.size(); i-- > 0;) {
-            const int a = m_loadOf.at({n, ins[i].node, ins[i].index});
-            const int64_t start = i ? ends[i - 1] : 0, shift = start * m_accesses[static_cast<size_t>(a)].strides[last];
-            const std::string load = "p" + std::to_string(a) + "[" + index(a, withInner)
-                + (shift ? " - " + std::to_string(shift) : "") + "]";
-            expr = expr.empty() ? load : "(r0 < " + std::to_string(ends[i]) + " ? " + load + " : " + expr + ")";
+            const int64_t start = i ? ends[i - 1] : 0;
+            const std::string value = internal(ins[i]) ? pointwiseExpr(ins[i].node, withInner, start)
+                                                       : load(n, ins[i], withInner, start);
+            expr = expr.empty() ? value : "(r0 < " + std::to_string(ends[i]) + " ? " + value + " : " + expr + ")";
         }
         return std::string("static_cast<") + ctype(n->meta().dtype) + ">(" + expr + ")";
     }
 
-    std::string pointwiseExpr(const Node *n, bool withInner) const
+    std::string pointwiseExpr(const Node *n, bool withInner, int64_t catStart = 0) const
     {
         if (isFusableCat(*n))
             return catExpr(n, withInner);
@@ -432,7 +445,7 @@ private:
         for (size_t i = 0; i < op.schema.args.size() && i < n->args().size(); ++i) {
             if (op.schema.args[i].type != ArgType::Tensor)
                 continue;
-            args += (args.empty() ? "" : ", ") + operand(n, i, tc, withInner);
+            args += (args.empty() ? "" : ", ") + operand(n, i, tc, withInner, catStart);
         }
         for (double c : call.constants)
             args += ", " + literal(c, tc);

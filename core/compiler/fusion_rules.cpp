@@ -157,6 +157,17 @@ bool isFusableCat(const Node &n)
     });
 }
 
+bool feedsCatOnly(const Node &n)
+{
+    if (n.users().size() != 1 || !isFusableCat(*n.users().front()))
+        return false;
+    const OpDef *op = OpRegistry::instance().find(n.target);
+    if (!op || op->kind != OpKind::Pointwise || op->scalarFn.empty() || n.outputs.size() != 1)
+        return false;
+    const std::vector<NodeRef> &ins = n.users().front()->args()[0].refs;
+    return std::count_if(ins.begin(), ins.end(), [&](const NodeRef &r) { return r.node == &n; }) == 1;
+}
+
 std::optional<Group> initialGroup(const Node &n)
 {
     if (n.kind != NodeKind::CallFunction || isAliasView(n))
@@ -244,10 +255,18 @@ std::optional<std::string> checkNode(const Group &g, const Node &n, const std::s
         if (g.kind != KernelKind::Pointwise)
             return n.name + " (aten.cat) joins pointwise kernels only";
         for (const NodeRef &ref : n.inputs()) {
-            if (members.count(storageRoot(ref).node))
-                return n.name + " (aten.cat) would read " + storageRoot(ref).node->name
-                    + " computed in the same kernel; a fused cat reads its inputs from memory";
+            const Node *root = storageRoot(ref).node;
+            if (members.count(root) && !(ref.node == root && feedsCatOnly(*root)))
+                return n.name + " (aten.cat) would read " + root->name
+                    + " computed in the same kernel; a fused cat reads its inputs from memory or from ops only it reads";
         }
+    }
+    if (feedsCatOnly(n) && members.count(n.users().front())) {
+        for (const NodeRef &ref : n.inputs()) {
+            if (members.count(storageRoot(ref).node))
+                return n.name + " feeds a cat and so runs at its own index; it reads its inputs from memory";
+        }
+        return std::nullopt;
     }
     const Level level = levelOf(n.meta().sizes, g.domain, g.reduceDims);
     if (level == Level::Other)
@@ -363,7 +382,12 @@ std::optional<Group> mergeGroups(const Group &p, const Group &q, const Node *fro
     m.kind = m.anchor ? KernelKind::Gemm
         : (p.kind == KernelKind::Reduction || q.kind == KernelKind::Reduction) ? KernelKind::Reduction
                                                                               : KernelKind::Pointwise;
-    if (auto clash = mergeDomain(p, q, m)) {
+    // An op whose only reader is a cat runs inside the cat's kernel over its own, narrower shape.
+    const bool intoCat = p.nodes.size() == 1 && p.kind == KernelKind::Pointwise && q.kind == KernelKind::Pointwise
+        && feedsCatOnly(*from);
+    if (intoCat) {
+        m.domain = q.domain;
+    } else if (auto clash = mergeDomain(p, q, m)) {
         why = *clash;
         return std::nullopt;
     }

@@ -37,6 +37,9 @@ bool broadcastFollows(const Shape &v, const Shape &domain, const std::vector<int
 // A cat along the last dim that a pointwise kernel can read as a select
 // between its inputs' loads: at most four inputs, none computed in the kernel.
 bool isFusableCat(const Node &n);
+// A pointwise op whose only reader is such a cat, once: it can run inside the
+// cat's kernel at the index of its own stretch.
+bool feedsCatOnly(const Node &n);
 std::optional<Group> initialGroup(const Node &n);
 // A cat that fused with nothing runs as its eager copy, a memcpy per run.
 void settleLoneCats(std::vector<Group> &groups);
