@@ -208,10 +208,11 @@ bool pixelsFirst(const Problem &p, const PixelBlocks &blocks, int64_t parts)
     return parts > 1 && p.pixels % kLanes == 0 && p.pixels > p.outC && blocks.count >= 2 * parts;
 }
 
-// Tasks: every image and group; with fewer of them than threads, the output
-// channels are cut (in units of 4), and the pixel blocks only where there are
-// too few channels. A task then reads only its own rows of the weights and
-// writes whole rows of the output: cutting a 14x14 image between two blocks
+// Tasks: every image and group; with fewer of them than threads, the pixel
+// blocks are cut where pixelsFirst says, else the output channels (in units
+// of 4), and the pixel blocks too only where there are too few channels. A
+// task cut by channels reads only its own rows of the weights and writes
+// whole rows of the output: cutting a 14x14 image between two blocks
 // puts both tasks' stores in one cache line of every output row, which ran
 // MobileNet v3's 96 -> 40 at 14x14 2.5x slower on two threads than on one.
 // More than one task per thread ran slower too: each reads the weights again.
