@@ -291,6 +291,15 @@ private slots:
             {"depthwise rows 14 wide", {{1, 2, 14, 14}, {2, 1, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 2}},
             {"depthwise rows 32 wide x2", {{1, 2, 9, 32}, {4, 1, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 2}},
             {"1x1 blocks, 3 channels out", {{1, 17, 12, 12}, {3, 17, 1, 1}, true, {1, 1}, {0, 0}, {1, 1}, 1}},
+            // Depthwise output planes of 6 to 8 columns (two rows a vector with AVX-512): one load a tap
+            // at stride 1 with same-size padding, else two and a permute; a last pair of one row.
+            {"depthwise small 7x7", {{2, 5, 7, 7}, {5, 1, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 5}},
+            {"depthwise small 14x14 stride 2", {{1, 4, 14, 14}, {4, 1, 3, 3}, true, {2, 2}, {1, 1}, {1, 1}, 4}},
+            {"depthwise small 5x5", {{1, 3, 7, 7}, {3, 1, 5, 5}, false, {1, 1}, {2, 2}, {1, 1}, 3}},
+            {"depthwise small 5x5 stride 2", {{1, 3, 15, 15}, {3, 1, 5, 5}, true, {2, 2}, {2, 2}, {1, 1}, 3}},
+            {"depthwise small unpadded 8x6", {{1, 2, 10, 8}, {2, 1, 3, 3}, true, {1, 1}, {0, 0}, {1, 1}, 2}},
+            {"depthwise small 5 rows", {{1, 2, 5, 7}, {2, 1, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 2}},
+            {"depthwise small padded across only", {{1, 2, 9, 7}, {2, 1, 3, 3}, true, {1, 1}, {0, 1}, {1, 1}, 2}},
             // More pixels than output channels, rows of whole cache lines: pixels cut between threads.
             {"1x1 blocks, pixels cut", {{1, 24, 16, 20}, {12, 24, 1, 1}, true, {1, 1}, {0, 0}, {1, 1}, 1}},
             // Stems: column matrices at most 288 deep go through the 1x1 register blocks (AVX-512), and
@@ -549,6 +558,8 @@ private slots:
     void kernelEvents()
     {
         const Tensor x = zeros({1, 4, 6, 6}), small = zeros({1, 32, 14, 14}), wide = zeros({1, 32, 24, 24});
+        // Depthwise planes of 6 to 8 columns: two rows a vector where the CPU has AVX-512.
+        const char *smallPlanes = loops::wideVectors() ? "conv2d_depthwise_small" : "conv2d_depthwise";
         // 1x1 on 32 pixels and more: register blocks where the CPU has AVX-512, else BLAS.
         const char *pointwise = loops::wideVectors() ? "conv2d_1x1_direct" : "conv2d_1x1_gemm";
         const char *strided = loops::wideVectors() ? "conv2d_1x1_strided" : "conv2d_im2col_gemm";
@@ -562,10 +573,11 @@ private slots:
             ops::conv2d(x.to(DType::F64), zeros({32, 4, 3, 3}, DType::F64), std::nullopt, {1, 1}, {1, 1});
             ops::conv2d(zeros({1, 4, 5, 5}), zeros({2, 4, 1, 1}));
             ops::conv2d(wide, zeros({8, 32, 1, 1}), std::nullopt, {2, 2});
+            ops::conv2d(small, zeros({32, 1, 3, 3}), std::nullopt, {2, 2}, {1, 1}, {1, 1}, 32);
         });
         QCOMPARE(ran, (std::vector<std::string>{"conv2d_depthwise", "conv2d_depthwise_channels_last", pointwise,
                                                 "conv2d_grouped_direct", "conv2d_winograd", "conv2d_im2col_gemm",
-                                                "conv2d_im2col_gemm", "conv2d_1x1_gemm", strided}));
+                                                "conv2d_im2col_gemm", "conv2d_1x1_gemm", strided, smallPlanes}));
     }
 
     // The two halves the compiler splits a Winograd conv2d into compute what

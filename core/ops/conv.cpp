@@ -864,6 +864,25 @@ void depthwiseConv(const ConvGeometry &g, const T *x, const T *w, const T *bias,
     });
 }
 
+// Output planes of 6 to 8 columns (depthwise.h): a plane a task, no copies.
+bool useSmallPlanes(const ConvGeometry &g)
+{
+    return g.og() == 1 && depthwise::smallWorthIt(g.h.kernel, g.w.kernel, g.h.stride, g.w.stride, g.h.dilation,
+                                                  g.w.dilation, g.h.out, g.w.out);
+}
+
+void depthwiseSmall(const ConvGeometry &g, const float *x, const float *w, const float *bias, float *out)
+{
+    const depthwise::SmallPlanes planes({g.h.in, g.w.in, g.h.pad, g.w.pad, g.h.kernel, g.h.stride, g.h.out, g.w.out});
+    parallelFor(0, g.in.n * g.outC, planeGrain(g.cols() * g.taps()), [&](int64_t p0, int64_t p1) {
+        for (int64_t p = p0; p < p1; ++p) {
+            const int64_t o = p % g.outC;
+            planes.run(x + p * g.in.plane(), w + o * g.taps(), bias ? bias[o] : 0.f, out + p * g.cols());
+            g.act.apply(out + p * g.cols(), 1, g.cols(), 0);
+        }
+    });
+}
+
 // 8 f32 lanes (AVX2) as a GCC/Clang vector type, for the register-blocked kernels below.
 using Vec8 = float __attribute__((vector_size(32)));
 
@@ -1187,6 +1206,7 @@ void stridedPointwise(const ConvGeometry &g, const float *x, const float *w, con
 enum class ConvAlgorithm {
     BiasOnly,
     Depthwise,
+    DepthwiseSmall,
     DepthwiseChannelsLast,
     Pointwise,
     PointwiseDirect,
@@ -1201,6 +1221,7 @@ const char *algorithmName(ConvAlgorithm a)
     switch (a) {
     case ConvAlgorithm::BiasOnly: return "conv2d_bias";
     case ConvAlgorithm::Depthwise: return "conv2d_depthwise";
+    case ConvAlgorithm::DepthwiseSmall: return "conv2d_depthwise_small";
     case ConvAlgorithm::DepthwiseChannelsLast: return "conv2d_depthwise_channels_last";
     case ConvAlgorithm::Pointwise: return "conv2d_1x1_gemm";
     case ConvAlgorithm::PointwiseDirect: return "conv2d_1x1_direct";
@@ -1219,6 +1240,8 @@ ConvAlgorithm chooseAlgorithm(const ConvGeometry &g, bool f32)
     const bool pointwise = unpadded1x1 && g.h.stride == 1 && g.w.stride == 1;
     if (g.cg() == 0)
         return ConvAlgorithm::BiasOnly;
+    if (g.cg() == 1 && g.groups > 1 && f32 && useSmallPlanes(g))
+        return ConvAlgorithm::DepthwiseSmall;
     if (g.cg() == 1 && g.groups > 1)
         return f32 && useChannelsLast(g) ? ConvAlgorithm::DepthwiseChannelsLast : ConvAlgorithm::Depthwise;
     if (pointwise)
@@ -1246,6 +1269,8 @@ void runAlgorithm(ConvAlgorithm algorithm, const ConvGeometry &g, const T *px, c
     if constexpr (std::is_same_v<T, float>) {
         if (algorithm == ConvAlgorithm::DepthwiseChannelsLast)
             depthwiseChannelsLast(g, px, pw, pb, po);
+        else if (algorithm == ConvAlgorithm::DepthwiseSmall)
+            depthwiseSmall(g, px, pw, pb, po);
         else if (algorithm == ConvAlgorithm::GroupedDirect)
             groupedDirectConv(g, px, pw, pb, po);
         else if (algorithm == ConvAlgorithm::PointwiseDirect)
@@ -1262,7 +1287,7 @@ void runAlgorithm(ConvAlgorithm algorithm, const ConvGeometry &g, const T *px, c
 bool storesActivation(ConvAlgorithm a)
 {
     return a == ConvAlgorithm::PointwiseDirect || a == ConvAlgorithm::PointwiseStrided || a == ConvAlgorithm::Winograd
-        || a == ConvAlgorithm::Im2col || a == ConvAlgorithm::Depthwise;
+        || a == ConvAlgorithm::Im2col || a == ConvAlgorithm::Depthwise || a == ConvAlgorithm::DepthwiseSmall;
 }
 
 template <typename T>

@@ -184,7 +184,97 @@ FUSESCOPE_AVX512 void plane(const Phased &in, const float *w, float bias, float 
         rowSweep<K, S, 1>(in, wv, b, out, outW, oh0);
 }
 
+// Taps outermost: a tap's weight is broadcast once for the whole plane, and
+// each pair of output rows keeps its sum in a register (at most 4 pairs).
+template <int K, bool OneRun>
+FUSESCOPE_AVX512 void smallPlane(const SmallPlanes::Load *loads, int64_t pairs, const int32_t *permutation,
+                                 const float *in, const float *w, float bias, float *out, int64_t outH, int64_t outW)
+{
+    constexpr int kMaxPairs = 4;
+    const __m512i perm = _mm512_loadu_si512(permutation);
+    __m512 acc[kMaxPairs];
+    for (int q = 0; q < kMaxPairs; ++q)
+        acc[q] = _mm512_set1_ps(bias);
+    for (int t = 0; t < K * K; ++t) {
+        const __m512 wv = _mm512_set1_ps(w[t]);
+        for (int64_t q = 0; q < pairs; ++q) {
+            const SmallPlanes::Load *l = loads + (t * pairs + q) * (OneRun ? 1 : 2);
+            __m512 v = loadMasked(in, l[0].at, l[0].lanes);
+            if constexpr (!OneRun)
+                v = _mm512_permutex2var_ps(v, perm, loadMasked(in, l[1].at, l[1].lanes));
+            acc[q] = _mm512_fmadd_ps(wv, v, acc[q]);
+        }
+    }
+    for (int64_t q = 0; q < pairs; ++q)
+        _mm512_mask_storeu_ps(out + 2 * q * outW, span(0, std::min<int64_t>(2, outH - 2 * q) * outW), acc[q]);
+}
+
+// One input row's load at a tap: lane j reads column col0 + j of input row
+// `row`; `lanes` are the columns inside the row, none where the row is padding.
+SmallPlanes::Load rowLoad(const SmallPlane &p, int64_t row, int64_t col0, uint16_t lanes)
+{
+    const bool inside = row >= 0 && row < p.inH;
+    return {row * p.inW + col0, inside ? lanes : uint16_t(0)};
+}
+
 } // namespace
+
+bool smallWorthIt(int64_t kernelH, int64_t kernelW, int64_t strideH, int64_t strideW, int64_t dilationH,
+                  int64_t dilationW, int64_t outH, int64_t outW)
+{
+    return loops::wideVectors() && kernelH == kernelW && (kernelH == 3 || kernelH == 5) && strideH == strideW &&
+           (strideH == 1 || strideH == 2) && dilationH == 1 && dilationW == 1 && outW >= 6 && outW <= 8 &&
+           outH >= 1 && outH <= 8;
+}
+
+SmallPlanes::SmallPlanes(const SmallPlane &p)
+    : m_p(p), m_oneRun(p.stride == 1 && p.inW == p.outW), m_pairs((p.outH + 1) / 2), m_permutation(kLanes, 0)
+{
+    for (int64_t c = 0; c < p.outW; ++c) {
+        m_permutation[static_cast<size_t>(c)] = static_cast<int32_t>(c * p.stride);
+        m_permutation[static_cast<size_t>(p.outW + c)] = static_cast<int32_t>(kLanes + c * p.stride);
+    }
+    for (int64_t ki = 0; ki < p.kernel; ++ki) {
+        for (int64_t kj = 0; kj < p.kernel; ++kj) {
+            const int64_t col0 = kj - p.padW;
+            for (int64_t q = 0; q < m_pairs; ++q) {
+                const int64_t a = 2 * q * p.stride + ki - p.padH, b = a + p.stride;
+                const bool second = 2 * q + 1 < p.outH;
+                if (!m_oneRun) {
+                    const uint16_t cols = span(-col0, p.inW - col0);
+                    m_loads.push_back(rowLoad(p, a, col0, cols));
+                    m_loads.push_back(rowLoad(p, b, col0, second ? cols : uint16_t(0)));
+                    continue;
+                }
+                // Lane r * outW + c: output row 2q + r, column c, reading input row a + r, column c + col0.
+                uint16_t lanes = 0;
+                for (int64_t r = 0; r < (second ? 2 : 1); ++r) {
+                    const int64_t row = a + r;
+                    const int64_t first = r * p.outW + std::max<int64_t>(0, -col0);
+                    if (row >= 0 && row < p.inH)
+                        lanes |= span(first, r * p.outW + std::min(p.outW, p.inW - col0));
+                }
+                m_loads.push_back({a * p.inW + col0, lanes});
+            }
+        }
+    }
+}
+
+void SmallPlanes::run(const float *in, const float *w, float bias, float *out) const
+{
+    const int k = static_cast<int>(m_p.kernel);
+    const Load *l = m_loads.data();
+    const int32_t *perm = m_permutation.data();
+    if (k == 3 && m_oneRun)
+        return smallPlane<3, true>(l, m_pairs, perm, in, w, bias, out, m_p.outH, m_p.outW);
+    if (k == 3)
+        return smallPlane<3, false>(l, m_pairs, perm, in, w, bias, out, m_p.outH, m_p.outW);
+    if (k == 5 && m_oneRun)
+        return smallPlane<5, true>(l, m_pairs, perm, in, w, bias, out, m_p.outH, m_p.outW);
+    if (k == 5)
+        return smallPlane<5, false>(l, m_pairs, perm, in, w, bias, out, m_p.outH, m_p.outW);
+    throw std::logic_error("depthwise::SmallPlanes: unsupported kernel");
+}
 
 bool worthIt(int64_t kernelH, int64_t kernelW, int64_t strideH, int64_t strideW, int64_t dilationH,
              int64_t dilationW, int64_t outW)
@@ -226,6 +316,18 @@ void planeWide(int64_t kernel, int64_t stride, const Phased &in, const float *w,
 }
 
 #else
+
+bool smallWorthIt(int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t)
+{
+    return false;
+}
+
+SmallPlanes::SmallPlanes(const SmallPlane &p) : m_p(p) {}
+
+void SmallPlanes::run(const float *, const float *, float, float *) const
+{
+    throw std::logic_error("depthwise::SmallPlanes without AVX-512 support compiled in");
+}
 
 bool worthIt(int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t)
 {

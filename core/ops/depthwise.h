@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace fusescope::depthwise {
 
@@ -42,5 +43,45 @@ bool worthIt(int64_t kernelH, int64_t kernelW, int64_t strideH, int64_t strideW,
 // (oh * stride + ki, ow * stride + kj), for an outH x outW output plane.
 void planeWide(int64_t kernel, int64_t stride, const Phased &in, const float *w, float bias, float *out, int64_t outH,
                int64_t outW);
+
+// --- planes of 6 to 8 columns (7x7 at the end of MobileNets and EfficientNets) ---
+// Rows that short leave most lanes of planeWide's vectors idle, and its fill
+// costs more than the taps. Here a vector holds two output rows, and a tap
+// reads them straight from the input plane as it lies: at stride 1 with
+// same-size padding the two rows' inputs are one run of memory, one masked
+// load; otherwise two masked loads whose columns one permute picks. The
+// padding is the masked-off lanes.
+struct SmallPlane {
+    int64_t inH = 0, inW = 0, padH = 0, padW = 0, kernel = 3, stride = 1, outH = 0, outW = 0;
+};
+
+// Whether SmallPlanes runs this kernel: the CPU has AVX-512, square 3x3 or
+// 5x5 taps, undilated, stride 1 or 2 both ways, an output of 6 to 8 columns
+// and at most 8 rows.
+bool smallWorthIt(int64_t kernelH, int64_t kernelW, int64_t strideH, int64_t strideW, int64_t dilationH,
+                  int64_t dilationW, int64_t outH, int64_t outW);
+
+// The loads of every tap, worked out once per convolution and shared by its planes.
+class SmallPlanes
+{
+public:
+    explicit SmallPlanes(const SmallPlane &p);
+
+    // out[oh][ow] = bias + sum over taps (ki, kj) of w[ki * kernel + kj] * in[oh * stride + ki - padH][ow *
+    // stride + kj - padW], zero outside the input (inH x inW, contiguous); out is outH x outW, contiguous.
+    void run(const float *in, const float *w, float bias, float *out) const;
+
+    struct Load {
+        int64_t at = 0;     // first float, from the plane's start (may be negative: masked)
+        uint16_t lanes = 0; // the lanes inside the input
+    };
+
+private:
+    SmallPlane m_p;
+    bool m_oneRun = false;     // one load per tap and pair of rows
+    int64_t m_pairs = 0;
+    std::vector<Load> m_loads; // per tap, per pair: one, or the two rows'
+    std::vector<int32_t> m_permutation;
+};
 
 } // namespace fusescope::depthwise
