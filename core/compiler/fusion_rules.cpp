@@ -257,8 +257,8 @@ std::optional<std::string> checkNode(const Group &g, const Node &n, const std::s
         for (const NodeRef &ref : n.inputs()) {
             const Node *root = storageRoot(ref).node;
             if (members.count(root) && !(ref.node == root && feedsCatOnly(*root)))
-                return n.name + " (aten.cat) would read " + root->name
-                    + " computed in the same kernel; a fused cat reads its inputs from memory or from ops only it reads";
+                return n.name + " (aten.cat) would read " + root->name + " computed in the same kernel; a fused cat"
+                    + " reads its inputs from memory or from ops only it reads";
         }
     }
     if (feedsCatOnly(n) && members.count(n.users().front())) {
