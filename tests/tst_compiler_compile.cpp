@@ -81,7 +81,7 @@ void useTestCache()
 // --- random graphs -----------------------------------------------------------------
 
 // Builds a random expression over its inputs: pointwise ops with broadcasting,
-// reductions, views and GEMMs, from one seed.
+// reductions, views, GEMMs and cats, from one seed.
 class RandomProgram
 {
 public:
@@ -149,7 +149,7 @@ private:
     {
         const bool fits = other.dim() <= x.dim() && broadcastsInto(other.sizes(), x.sizes());
         const Tensor y = fits ? other : x;
-        switch (choice % 20) {
+        switch (choice % 21) {
         case 0: return ops::exp(ops::neg(ops::abs(x)));
         case 1: return ops::tanh(x);
         case 2: return ops::sigmoid(x);
@@ -172,7 +172,11 @@ private:
             if (x.dim() == 4) // a batched GEMM over two strided batch dims, kept whole by the compiler
                 return ops::matmul(x.transpose(1, 2), x.transpose(1, 2).transpose(-1, -2));
             return x.dim() == 2 ? ops::gelu(ops::matmul(x, ops::transpose(x, 0, 1))) : ops::flatten(x, 0, -1);
-        default: return ops::clamp(ops::sub(x, ops::mean(x, {}, false)), -1.0, 1.0);
+        case 19: return ops::clamp(ops::sub(x, ops::mean(x, {}, false)), -1.0, 1.0);
+        default: // rotate_half: a cat along the last dim of an op's result and a view
+            if (x.dim() == 0 || x.size(-1) < 2)
+                return ops::sin(x);
+            return ops::mul(ops::cat({ops::neg(x.narrow(-1, 1, x.size(-1) - 1)), x.narrow(-1, 0, 1)}, -1), y);
         }
     }
 
@@ -626,6 +630,18 @@ private slots:
         QCOMPARE(out[1].dtype(), DType::Bool);
         for (size_t i = 0; i < want.size(); ++i)
             QCOMPARE(out[i].toDoubleVector(), want[i].toDoubleVector());
+    }
+
+    // A kernel over a 0-d domain (a scalar input): no dims to index.
+    void zeroDimensionalKernel()
+    {
+        const TensorFn f = [](const TensorList &in) { return TensorList{ops::add(ops::exp(in[0]), in[1])}; };
+        Generator gen(5);
+        const TensorList in = {randn({}, gen), randn({}, gen)};
+        CompiledFunction compiled = compile(f);
+        std::string why;
+        QVERIFY2(matches(compiled(in).front(), f(in).front(), why), why.c_str());
+        QVERIFY(compiled.lastExecutable()->hasCode(0));
     }
 
     // A cat along the last dim joins the pointwise kernel that reads it: each

@@ -358,7 +358,7 @@ private:
     std::string load(const Node *n, const NodeRef &r, bool withInner, int64_t catStart = 0) const
     {
         const int a = m_loadOf.at({n, r.node, r.index});
-        const int64_t shift = catStart * m_accesses[static_cast<size_t>(a)].strides[m_k.domain.size() - 1];
+        const int64_t shift = catStart ? catStart * m_accesses[static_cast<size_t>(a)].strides.back() : 0;
         return "p" + std::to_string(a) + "[" + index(a, withInner) + (shift ? " - " + std::to_string(shift) : "") + "]";
     }
 
