@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 
 using namespace fusescope;
 using namespace fusescope::test;
@@ -349,6 +350,37 @@ private slots:
         const Tensor m = ops::conv2d(meta(c.x, t), meta(c.w, t), metaBias, c.stride, c.padding, c.dilation, c.groups);
         QVERIFY(m.isMeta());
         QCOMPARE(m.sizes(), shape);
+    }
+
+    // Random geometries against the definition (fixed seed): depthwise 3x3
+    // and 5x5 at strides 1 and 2 over planes of 5 to 20 columns (the small-
+    // plane, wide-row and per-plane kernels), and 1x1 over images whose
+    // pixels may be cut between threads.
+    void randomDepthwiseAndPointwise()
+    {
+        std::mt19937 rng(17);
+        auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+        for (int i = 0; i < 120; ++i) {
+            ConvCase c;
+            const bool depthwise = i % 2 == 0;
+            const int64_t k = depthwise ? (pick(0, 1) ? 5 : 3) : 1;
+            const int64_t channels = pick(1, 6), h = pick(5, 20), w = pick(5, 20);
+            c.x = {pick(1, 2), depthwise ? channels : pick(1, 40), h, w};
+            c.w = {depthwise ? channels : pick(1, 20), depthwise ? 1 : c.x[1], k, k};
+            c.bias = pick(0, 1) == 1;
+            const int64_t s = depthwise ? pick(1, 2) : 1, pad = depthwise ? pick(0, k / 2) : 0;
+            c.stride = {s, s};
+            c.padding = {pad, pad};
+            c.dilation = {1, 1};
+            c.groups = depthwise ? channels : 1;
+            const Tensor x = input(c.x, DType::F32, 10 + i), wt = input(c.w, DType::F32, 200 + i);
+            const std::optional<Tensor> bias = c.bias ? std::optional(input({c.w[0]}, DType::F32, 400 + i)) : std::nullopt;
+            Shape shape;
+            const std::vector<double> expected =
+                refConv(x, wt, bias ? bias->toDoubleVector() : std::vector<double>(), c, shape);
+            const Tensor y = ops::conv2d(x, wt, bias, c.stride, c.padding, c.dilation, c.groups);
+            FS_COMPARE_VALUES(y, shape, expected, rtolOrExact(DType::F32), atolFor(DType::F32));
+        }
     }
 
     // A second call reuses the first one's scratch blocks.
