@@ -303,6 +303,7 @@ private slots:
             {"depthwise small padded across only", {{1, 2, 9, 7}, {2, 1, 3, 3}, true, {1, 1}, {0, 1}, {1, 1}, 2}},
             // More pixels than output channels, rows of whole cache lines: pixels cut between threads.
             {"1x1 blocks, pixels cut", {{1, 24, 16, 20}, {12, 24, 1, 1}, true, {1, 1}, {0, 0}, {1, 1}, 1}},
+            {"1x1 blocks, pixels cut within lines", {{1, 256, 23, 23}, {8, 256, 1, 1}, false, {1, 1}, {0, 0}, {1, 1}, 1}},
             // Stems: column matrices at most 288 deep go through the 1x1 register blocks (AVX-512), and
             // stride-2 rows are gathered a vector at a time; odd widths end on a partial vector.
             {"stem 7x7 stride 2", {{2, 3, 64, 61}, {16, 3, 7, 7}, true, {2, 2}, {3, 3}, {1, 1}, 1}},

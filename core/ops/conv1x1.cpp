@@ -202,10 +202,16 @@ bool fits(const Gemm &g)
 // on one, both reading the whole 1.6 MB image that the layer before had
 // left half in each core's cache). The cuts fall between blocks of 48
 // pixels, on cache-line boundaries of every row when a row is a whole
-// number of lines long.
+// number of lines long. Otherwise both tasks store into one line of every
+// output row, which costs little only where each task's stretch is long
+// and the image large (SqueezeNet's 128 -> 16 at 55x55: 248-271 -> 122-124
+// us in the model; MobileNet v3's 96 -> 40 at 14x14 ran 2.5x slower so).
 bool pixelsFirst(const Problem &p, const PixelBlocks &blocks, int64_t parts)
 {
-    return parts > 1 && p.pixels % kLanes == 0 && p.pixels > p.outC && blocks.count >= 2 * parts;
+    constexpr int64_t kMinPixelsPerPart = 256, kMinImage = 128 << 10; // floats
+    const bool lines = p.pixels % kLanes == 0;
+    const bool large = p.pixels >= kMinPixelsPerPart * parts && p.inC * p.pixels >= kMinImage;
+    return parts > 1 && (lines || large) && p.pixels > p.outC && blocks.count >= 2 * parts;
 }
 
 // Tasks: every image and group; with fewer of them than threads, the pixel
