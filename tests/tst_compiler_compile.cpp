@@ -632,10 +632,22 @@ private slots:
             QCOMPARE(out[i].toDoubleVector(), want[i].toDoubleVector());
     }
 
-    // A kernel over a 0-d domain (a scalar input): no dims to index.
+    // Kernels over a 0-d domain (scalar inputs): no dims to index; a sum over
+    // dim -1 of a 0-d quotient is left as it is by simplify.
+    void zeroDimensionalKernel_data()
+    {
+        QTest::addColumn<int>("which");
+        QTest::newRow("pointwise") << 0;
+        QTest::newRow("sum of a quotient") << 1;
+    }
     void zeroDimensionalKernel()
     {
-        const TensorFn f = [](const TensorList &in) { return TensorList{ops::add(ops::exp(in[0]), in[1])}; };
+        QFETCH(int, which);
+        const TensorFn f = [which](const TensorList &in) {
+            if (which == 1)
+                return TensorList{ops::sum(ops::div(in[0], ops::add(ops::abs(in[1]), 1.0)), {-1}, true)};
+            return TensorList{ops::add(ops::exp(in[0]), in[1])};
+        };
         Generator gen(5);
         const TensorList in = {randn({}, gen), randn({}, gen)};
         CompiledFunction compiled = compile(f);

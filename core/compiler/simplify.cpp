@@ -320,7 +320,8 @@ std::optional<NodeRef> sumOfQuotient(Graph &g, Node &n)
         return std::nullopt;
     const auto a = refArg(*q->node, 0);
     const TensorMeta &qm = q->node->meta(q->index);
-    if (!a || !isFloating(qm.dtype) || a->node->meta(a->index).sizes != qm.sizes
+    // A 0-d quotient: its sum is itself (dim 0 or -1 of a 0-d tensor names no dim of it).
+    if (!a || !isFloating(qm.dtype) || qm.sizes.empty() || a->node->meta(a->index).sizes != qm.sizes
         || a->node->meta(a->index).dtype != qm.dtype)
         return std::nullopt;
     const IntList dims = canonicalDims(dimsArg.toIntList(), int64_t(qm.sizes.size()));
