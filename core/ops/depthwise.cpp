@@ -217,14 +217,21 @@ SmallPlanes::Load rowLoad(const SmallPlane &p, int64_t row, int64_t col0, uint16
     return {row * p.inW + col0, inside ? lanes : uint16_t(0)};
 }
 
+// What both kernels take: the CPU has AVX-512, square 3x3 or 5x5 taps,
+// undilated, stride 1 or 2 both ways.
+bool tapsFit(int64_t kernelH, int64_t kernelW, int64_t strideH, int64_t strideW, int64_t dilationH, int64_t dilationW)
+{
+    return loops::wideVectors() && kernelH == kernelW && (kernelH == 3 || kernelH == 5) && strideH == strideW &&
+           (strideH == 1 || strideH == 2) && dilationH == 1 && dilationW == 1;
+}
+
 } // namespace
 
 bool smallWorthIt(int64_t kernelH, int64_t kernelW, int64_t strideH, int64_t strideW, int64_t dilationH,
                   int64_t dilationW, int64_t outH, int64_t outW)
 {
-    return loops::wideVectors() && kernelH == kernelW && (kernelH == 3 || kernelH == 5) && strideH == strideW &&
-           (strideH == 1 || strideH == 2) && dilationH == 1 && dilationW == 1 && outW >= 6 && outW <= 8 &&
-           outH >= 1 && outH <= 8;
+    return tapsFit(kernelH, kernelW, strideH, strideW, dilationH, dilationW) && outW >= 6 && outW <= 8 && outH >= 1 &&
+           outH <= 8;
 }
 
 SmallPlanes::SmallPlanes(const SmallPlane &p)
@@ -279,8 +286,7 @@ void SmallPlanes::run(const float *in, const float *w, float bias, float *out) c
 bool worthIt(int64_t kernelH, int64_t kernelW, int64_t strideH, int64_t strideW, int64_t dilationH,
              int64_t dilationW, int64_t outW)
 {
-    return loops::wideVectors() && kernelH == kernelW && (kernelH == 3 || kernelH == 5) && strideH == strideW &&
-           (strideH == 1 || strideH == 2) && dilationH == 1 && dilationW == 1 && outW >= 14;
+    return tapsFit(kernelH, kernelW, strideH, strideW, dilationH, dilationW) && outW >= 14;
 }
 
 void fillWide(const float *plane, const Layout &l, float *dst, const float *next)
