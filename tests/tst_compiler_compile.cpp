@@ -4,6 +4,7 @@
 #include "core/compiler/compile.h"
 #include "core/compiler/graph_json.h"
 #include "core/ops/functional.h"
+#include "core/ops/loops.h"
 #include "core/ops/registry.h"
 #include "core/tensor/factory.h"
 #include "core/zoo/zoo.h"
@@ -18,6 +19,7 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <memory>
 #include <random>
 
 using namespace fusescope;
@@ -485,11 +487,21 @@ private slots:
         }
     }
 
-    // A result of 8 MiB or more that only the caller reads, from a kernel
-    // that computes little per byte, leaves through streaming stores, also
-    // when its rows do not start on a cache line (100 floats); one that a
-    // later kernel reads, or from a kernel busy with transcendentals, is
-    // stored as before.
+    // The streaming threshold is half the last-level cache, at least 12 MiB:
+    // an output the cache holds is read back from it by the next op.
+    void streamThresholdFollowsTheCache()
+    {
+        QCOMPARE(loops::streamBytesForCache(0), int64_t(12) << 20);
+        QCOMPARE(loops::streamBytesForCache(int64_t(16) << 20), int64_t(12) << 20);
+        QCOMPARE(loops::streamBytesForCache(int64_t(32) << 20), int64_t(16) << 20);
+        QCOMPARE(loops::streamBytesForCache(int64_t(504) << 20), int64_t(252) << 20);
+    }
+
+    // A result at the streaming threshold (set to 8 MiB here) or above that
+    // only the caller reads, from a kernel that computes little per byte,
+    // leaves through streaming stores, also when its rows do not start on a
+    // cache line (100 floats); one that a later kernel reads, or from a
+    // kernel busy with transcendentals, is stored as before.
     void largeResultsStreamUnlessReadAgain_data()
     {
         QTest::addColumn<int64_t>("rows");
@@ -511,6 +523,8 @@ private slots:
         QFETCH(bool, readAgain);
         QFETCH(bool, heavy);
         QFETCH(bool, streamed);
+        loops::setStreamBytes(int64_t(8) << 20);
+        const std::shared_ptr<void> restore(nullptr, [](void *) { loops::setStreamBytes(0); });
         Generator gen(10);
         const Tensor x = randn({rows, width}, gen), w = randn({width, 8}, gen);
         auto f = [readAgain, heavy](const TensorList &in) {

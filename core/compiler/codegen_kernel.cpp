@@ -5,6 +5,7 @@
 // outputs ready then; reduced-shape values are computed between loops.
 #include "core/compiler/codegen.h"
 #include "core/compiler/fusion_rules.h"
+#include "core/ops/loops.h"
 #include "core/ops/registry.h"
 
 #include <algorithm>
@@ -310,20 +311,23 @@ private:
     }
 
     // A full-shape result that only the caller reads, from a memory-bound
-    // kernel writing more than the caches keep, leaves through a row buffer
-    // and streaming stores: a plain store first reads each line it writes, a
-    // third of such a kernel's memory traffic (softmax_ln: 16 MiB in, 16 out,
-    // 2 flops a byte by the cost rules, about 5 % faster). A kernel that
-    // computes more per byte is not waiting on memory, and the extra copy
-    // made `pointwise` (3.75 flops a byte) slower.
+    // kernel writing more than the caches keep (loops::streamBytes(), as eager
+    // mode), leaves through a row buffer and streaming stores: a plain store
+    // first reads each line it writes, a third of such a kernel's memory
+    // traffic (softmax_ln: 16 MiB in, 16 out, 2 flops a byte by the cost
+    // rules, about 5 % faster on a VM with a 260 MB L3; 18 % slower on one with
+    // 504 MB, where its output stays in the cache). A kernel that computes
+    // more per byte is not waiting on memory, and the extra copy made
+    // `pointwise` (3.75 flops a byte) slower.
     bool streams(const Node *n) const
     {
-        constexpr int64_t kMinBytes = 8 << 20, kMaxRowBytes = 64 << 10;
+        constexpr int64_t kMaxRowBytes = 64 << 10;
+        const int64_t minBytes = loops::streamBytes();
         constexpr double kMaxFlopsPerByte = 3;
         const double bytes = m_k.bytesRead + m_k.bytesWritten;
         if (bytes <= 0 || m_k.flops / bytes >= kMaxFlopsPerByte)
             return false;
-        if (m_flat || m_inner.empty() || !isFull(n) || !m_storeOf.count(n) || n->meta().nbytes() < kMinBytes
+        if (m_flat || m_inner.empty() || !isFull(n) || !m_storeOf.count(n) || n->meta().nbytes() < minBytes
             || innerCount() * static_cast<int64_t>(itemSize(n->meta().dtype)) > kMaxRowBytes || !denseInner(m_storeOf.at(n)))
             return false;
         return std::all_of(n->users().begin(), n->users().end(),

@@ -1,7 +1,11 @@
 #include "core/ops/loops.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
+
+#include <unistd.h>
 
 #if defined(__AVX__)
 #include <immintrin.h>
@@ -26,13 +30,37 @@ bool wideVectors()
     return wide;
 }
 
-int64_t streamBytes()
+int64_t streamBytesForCache(int64_t llcBytes)
+{
+    return std::max(int64_t(12) << 20, llcBytes / 2);
+}
+
+namespace {
+
+int64_t defaultStreamBytes()
 {
     static const int64_t bytes = [] {
         const char *env = std::getenv("FUSESCOPE_STREAM_BYTES");
-        return env && *env ? std::atoll(env) : int64_t(12) << 20;
+        if (env && *env)
+            return static_cast<int64_t>(std::atoll(env));
+        return streamBytesForCache(std::max<int64_t>(0, sysconf(_SC_LEVEL3_CACHE_SIZE)));
     }();
     return bytes;
+}
+
+std::atomic<int64_t> g_streamBytes{0}; // 0: the default
+
+} // namespace
+
+int64_t streamBytes()
+{
+    const int64_t set = g_streamBytes.load(std::memory_order_relaxed);
+    return set > 0 ? set : defaultStreamBytes();
+}
+
+void setStreamBytes(int64_t bytes)
+{
+    g_streamBytes.store(std::max<int64_t>(0, bytes), std::memory_order_relaxed);
 }
 
 void streamCopy(void *dst, const void *src, size_t bytes)

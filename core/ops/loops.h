@@ -56,11 +56,19 @@ Geometry<N> coalesce(const Shape &sizes, const std::array<Shape, N> &elemStrides
 // --- streaming stores for large outputs -----------------------------------------------
 // An output far larger than the caches is written back to memory anyway;
 // plain stores first read every line they write (write-allocate), streaming
-// stores do not. Measured on the 2-core VM of docs/performance.md, a chain of
-// binary ops: 16% faster at 16 MiB per tensor, 3-10% slower at 2-8 MiB
-// (where the next op still finds its input in the cache).
+// stores do not. But a streamed output leaves the caches, and the next op
+// reads it back from memory: the threshold is the larger of 12 MiB and half
+// the last-level cache. Measured on a VM with a 32 MB L3, a chain of binary
+// ops: 16% faster at 16 MiB per tensor, 3-10% slower at 2-8 MiB. On a Xeon VM
+// with a 504 MB L3 the six ops of `pointwise` as a chain took 15-20% longer
+// with 16 MiB tensors streamed, and were no faster streamed at 32-128 MiB.
 // FUSESCOPE_STREAM_BYTES overrides the threshold (to measure on other machines).
 int64_t streamBytes();
+// What streamBytes() is without FUSESCOPE_STREAM_BYTES, for a last-level
+// cache of `llcBytes` (0 when unknown).
+int64_t streamBytesForCache(int64_t llcBytes);
+// Sets the threshold for the rest of the process (tests; <= 0 restores the default).
+void setStreamBytes(int64_t bytes);
 // Elements computed into a stack block before they are streamed out.
 constexpr int64_t kStreamBlock = 1024;
 
