@@ -684,15 +684,19 @@ private:
         out << "        }\n";
     }
 
-    // The lanes folded pairwise into lane 0, then named as a one-accumulator loop names them.
+    // The lanes folded pairwise into lane 0, then named as a one-accumulator
+    // loop names them. One loop per halving with a constant trip count: a
+    // loop over the widths left GCC a variable inner count, which it
+    // vectorized with run-time checks and a scalar tail every row.
     void foldLanes(std::ostringstream &out, const Node *r, int lanes) const
     {
         const std::string a = accumulator(r) + "l", id = std::to_string(r->id);
-        out << "        for (int w = " << lanes / 2 << "; w > 0; w /= 2) {\n";
-        out << "            #pragma omp simd\n";
-        out << "            for (int l = 0; l < w; ++l)\n";
-        out << "                " << a << "[l] = " << combine(r, a + "[l]", a + "[l + w]") << ";\n";
-        out << "        }\n";
+        for (int w = lanes / 2; w > 0; w /= 2) {
+            const std::string half = std::to_string(w);
+            out << "        #pragma omp simd\n";
+            out << "        for (int l = 0; l < " << half << "; ++l)\n";
+            out << "            " << a << "[l] = " << combine(r, a + "[l]", a + "[l + " + half + "]") << ";\n";
+        }
         out << "        const " << ctype(r->meta().dtype) << " " << accumulator(r) << " = " << a << "[0];\n";
         if (countsNaN(r)) {
             out << "        int nan" << id << " = 0;\n";
