@@ -543,6 +543,51 @@ private slots:
         }
     }
 
+    // A kernel that walks each row more than once prefetches the row after
+    // next (rows of 512 B to 16 KiB that follow each other); a one-pass
+    // pointwise kernel, rows too short, or rows that are not contiguous do
+    // not. Results match eager mode either way (the last row's prefetch must
+    // not be needed for correctness).
+    void multiPassRowsPrefetchTheRowAfterNext_data()
+    {
+        QTest::addColumn<int64_t>("rows");
+        QTest::addColumn<int64_t>("width");
+        QTest::addColumn<bool>("transposed");
+        QTest::addColumn<bool>("pointwise");
+        QTest::addColumn<QString>("prefetch");
+        QTest::newRow("softmax 37 x 512") << int64_t(37) << int64_t(512) << false << false
+                                          << QString("__builtin_prefetch(p0 + b0 + 1024 + q, 0, 3)");
+        QTest::newRow("softmax rows of 64 B") << int64_t(300) << int64_t(16) << false << false << QString();
+        QTest::newRow("softmax 8 KiB rows") << int64_t(5) << int64_t(2048) << false << false
+                                            << QString("__builtin_prefetch(p0 + b0 + 4096 + q, 0, 3)");
+        QTest::newRow("softmax over a transpose") << int64_t(512) << int64_t(256) << true << false << QString();
+        QTest::newRow("pointwise") << int64_t(64) << int64_t(512) << false << true << QString();
+    }
+
+    void multiPassRowsPrefetchTheRowAfterNext()
+    {
+        QFETCH(int64_t, rows);
+        QFETCH(int64_t, width);
+        QFETCH(bool, transposed);
+        QFETCH(bool, pointwise);
+        QFETCH(QString, prefetch);
+        Generator gen(12);
+        const Tensor x = randn({rows, width}, gen);
+        auto f = [transposed, pointwise](const TensorList &in) {
+            const Tensor t = transposed ? ops::transpose(in[0], 0, 1) : in[0];
+            return TensorList{pointwise ? ops::sigmoid(ops::add(t, 1.0)) : ops::softmax(t, -1)};
+        };
+        CompiledFunction fn = compile(f);
+        const TensorList out = fn({x});
+        const std::string code = fn.stages()[5].code;
+        if (prefetch.isEmpty())
+            QVERIFY2(code.find("__builtin_prefetch") == std::string::npos, code.c_str());
+        else
+            QVERIFY2(code.find(prefetch.toStdString()) != std::string::npos, code.c_str());
+        std::string why;
+        QVERIFY2(matches(out[0], f({x})[0], why), why.c_str());
+    }
+
     // matmul, softmax, matmul with the scale and mask forms that models and
     // ONNX exports write become one fusescope.attention kernel, which agrees
     // with the decomposed ops run eagerly: a row the mask hides completely
