@@ -244,7 +244,9 @@ private slots:
         w.show();
         QVERIFY(openAndWait(w, m_encoderTrace));
         const StageGraph &fused = *w.fusedView()->graph();
+        // A GEMM by a weight: aten.mm, or fusescope.mm_bf16x6 where the CPU has AMX tiles.
         const GraphNode *mm = firstNodeWithTarget(fused, "aten.mm");
+        mm = mm ? mm : firstNodeWithTarget(fused, "fusescope.mm_bf16x6");
         QVERIFY(mm && !mm->kernel.empty());
         w.fusedView()->boxItem(w.fusedView()->presented().itemFor(mm->id))->setSelected(true);
         const std::vector<int> lit = w.capturedView()->highlightedItems();

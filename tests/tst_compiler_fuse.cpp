@@ -4,6 +4,7 @@
 #include "core/compiler/passes.h"
 #include "core/compiler/schedule.h"
 #include "core/nn/linear.h"
+#include "core/ops/amx_gemm.h"
 #include "core/ops/functional.h"
 #include "core/ops/registry.h"
 #include "core/tensor/factory.h"
@@ -196,6 +197,46 @@ private slots:
         QCOMPARE(input.schedule.kernels.size(), size_t(1));
         QCOMPARE(input.schedule.kernels[0].anchor->target, std::string("aten.conv2d"));
         QVERIFY(input.schedule.kernels[0].nodes.size() > 1); // batch norm and relu in the epilogue
+    }
+
+    // Where the CPU has AMX tiles, a product by a parameter big enough to pay
+    // for splitting the activations runs as fusescope.mm_bf16x6 on the weight
+    // packed at compile time, and keeps its bias and GELU epilogue; a small
+    // product, one by an input, and a weight the three bf16 parts cannot carry
+    // stay on BLAS.
+    void constantWeightProductsRunOnTheTiles()
+    {
+        if (!amx::available())
+            QSKIP("no AMX tiles on this CPU (or FUSESCOPE_NO_AMX): products stay on BLAS");
+        Generator gen(5);
+        const Tensor w = randn({256, 512}, gen), b = randn({256}, gen);
+        const auto linearGelu = [&](const Tensor &weight) {
+            return [&, weight](const TensorList &in) { return TensorList{ops::gelu(ops::linear(in[0], weight, b))}; };
+        };
+        const Fused f = fuseFn(linearGelu(w), {{128, 512}}, {{"fc.weight", w}, {"fc.bias", b}});
+        QCOMPARE(f.schedule.kernels.size(), size_t(1));
+        const Kernel &k = f.schedule.kernels[0];
+        QCOMPARE(k.kind, KernelKind::Gemm);
+        QCOMPARE(k.anchor->target, std::string("fusescope.mm_bf16x6"));
+        QVERIFY(k.nodes.size() > 3); // the product, the bias add and GELU's ops
+        const Node *packed = k.anchor->args()[1].ref().node;
+        QCOMPARE(packed->kind, NodeKind::GetAttr);
+        QCOMPARE(f.graph.attrs.at(packed->target).sizes(), (Shape{amx::packedElements(512, 256)}));
+        const std::string log = joined(f.log);
+        QVERIFY2(log.find("bf16x6: mm ([128,512] by the constant [256,512]) runs on the AMX tiles") != std::string::npos,
+                 log.c_str());
+
+        const Fused small = fuseFn(linearGelu(w), {{16, 512}}, {{"fc.weight", w}, {"fc.bias", b}});
+        QCOMPARE(small.schedule.kernels[0].anchor->target, std::string("aten.mm"));
+        const Fused input = fuseFn([](const TensorList &in) { return TensorList{ops::mm(in[0], in[1])}; },
+                                   {{128, 512}, {512, 256}});
+        QCOMPARE(input.schedule.kernels[0].anchor->target, std::string("aten.mm"));
+        Tensor tiny = w.clone();
+        tiny.data<float>()[7] = 1e-39f;
+        const Fused flushed = fuseFn(linearGelu(tiny), {{128, 512}}, {{"fc.weight", tiny}, {"fc.bias", b}});
+        QCOMPARE(flushed.schedule.kernels[0].anchor->target, std::string("aten.mm"));
+        QVERIFY(joined(flushed.log).find("stays on BLAS: its weight holds values three bf16 parts cannot carry")
+                != std::string::npos);
     }
 
     // A Winograd convolution of a parameter reads weights transformed at

@@ -25,6 +25,12 @@ using namespace fusescope;
 
 namespace {
 
+// A GEMM by a weight: aten.mm, or fusescope.mm_bf16x6 where the CPU has AMX tiles.
+bool isProduct(const std::string &target)
+{
+    return target == "aten.mm" || target == "fusescope.mm_bf16x6";
+}
+
 const std::shared_ptr<Document> &encoder()
 {
     static const std::shared_ptr<Document> doc = viewtest::compiledZooModel("encoder");
@@ -149,10 +155,10 @@ private slots:
         // Each box shows the op and its output shape.
         const GraphNode *mm = nullptr;
         for (const GraphNode &n : view.graph()->nodes)
-            mm = !mm && n.target == "aten.mm" ? &n : mm;
+            mm = !mm && isProduct(n.target) ? &n : mm;
         QVERIFY(mm);
         const GraphBoxItem *box = view.boxItem(p.itemFor(mm->id));
-        QCOMPARE(box->lines().value(0), QStringLiteral("mm"));
+        QCOMPARE(box->lines().value(0), QString::fromStdString(mm->target.substr(mm->target.find('.') + 1)));
         QCOMPARE(box->lines().value(1), QString::fromStdString(mm->shapeText()));
     }
 
@@ -357,12 +363,12 @@ private slots:
         const StageGraph &g = *doc->graphs[size_t(fuse)];
         const GraphNode *mm = nullptr;
         for (const GraphNode &n : g.nodes)
-            mm = !mm && n.target == "aten.mm" ? &n : mm;
+            mm = !mm && isProduct(n.target) ? &n : mm;
         QVERIFY(mm);
         Inspector inspector;
         inspector.showNode(doc, fuse, mm->id);
         QCOMPARE(inspector.value(QStringLiteral("name")), QString::fromStdString(mm->name));
-        QCOMPARE(inspector.value(QStringLiteral("target")), QStringLiteral("aten.mm"));
+        QCOMPARE(inspector.value(QStringLiteral("target")), QString::fromStdString(mm->target));
         QCOMPARE(inspector.value(QStringLiteral("kernel")), QString::fromStdString(mm->kernel));
         QCOMPARE(inspector.value(QStringLiteral("outputs")), QString::fromStdString(mm->shapeText()));
         QCOMPARE(inspector.value(QStringLiteral("inputs")), QString::number(mm->inputs.size()));

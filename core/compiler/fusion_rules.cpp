@@ -128,7 +128,8 @@ bool allDTypesSupported(const Node &n)
 bool isGemmAnchor(const Node &n, const OpDef &op)
 {
     const bool f32 = n.outputs.size() == 1 && n.meta().dtype == DType::F32;
-    const bool gemm = (op.kind == OpKind::Matmul && (n.target == "aten.mm" || n.target == "aten.bmm"))
+    const bool gemm = (op.kind == OpKind::Matmul
+                       && (n.target == "aten.mm" || n.target == "aten.bmm" || n.target == "fusescope.mm_bf16x6"))
         || n.target == "aten.matmul" || op.kind == OpKind::Convolution;
     return f32 && gemm;
 }

@@ -33,6 +33,10 @@ int applyIdentities(Graph &graph, PassLog &log);
 // 3x3 convolutions of constant weights that suit Winograd read weights
 // transformed once (a fusescope.winograd_weights node that constant folding computes).
 int splitWinogradConvolutions(Graph &graph, PassLog &log);
+// Products by a constant weight, where the CPU has AMX tiles, run as
+// fusescope.mm_bf16x6 on the weight packed once (a fusescope.pack_bf16x6
+// node that constant folding computes).
+int packWeightsForTiles(Graph &graph, PassLog &log);
 // A per-channel constant multiplied, divided, added or subtracted after a
 // convolution of constant weights (batch norm, decomposed) folds into its
 // weights and bias.

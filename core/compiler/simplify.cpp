@@ -407,6 +407,7 @@ void simplify(Graph &graph, PassLog &log)
         // too (39 transforms for resnet18's 13 Winograd convolutions).
         removeDeadCode(graph, log);
         changed += splitWinogradConvolutions(graph, log);
+        changed += packWeightsForTiles(graph, log);
         changed += foldConstants(graph, log);
         changed += applyIdentities(graph, log);
         changed += removeDeadCode(graph, log);

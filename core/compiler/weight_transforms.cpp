@@ -10,6 +10,7 @@
 // planes take F(4x4, 3x3), whose bigger weight transform eager mode never pays.
 #include "core/compiler/passes.h"
 #include "core/compiler/tracer.h"
+#include "core/ops/amx_gemm.h"
 #include "core/ops/conv.h"
 
 #include <algorithm>
@@ -34,7 +35,61 @@ TensorMeta inferMeta(const Graph &graph, const Node &n)
     return outputMeta(args, callOp(OpRegistry::instance().get(n.target), args).at(0));
 }
 
+// The parameter a matrix operand is, directly or through a transpose (as
+// linear decomposes: mm(x, transpose(weight, 0, 1))); null for anything else.
+const Tensor *constantMatrix(const Graph &graph, const Arg &a)
+{
+    if (!a.isRef())
+        return nullptr;
+    const Node *n = a.ref().node;
+    if (n->kind == NodeKind::CallFunction && n->target == "aten.transpose" && n->args()[0].isRef())
+        n = n->args()[0].ref().node;
+    if (n->kind != NodeKind::GetAttr)
+        return nullptr;
+    const Tensor &t = graph.attrs.at(n->target);
+    return t.device() == kCPU && t.dtype() == DType::F32 && t.dim() == 2 ? &t : nullptr;
+}
+
+// Products big enough for the tiles to pay for splitting the activations on
+// every call (the smallest shape measured faster than OpenBLAS: 256 x 512 x 2048).
+bool worthTiles(const TensorMeta &x, const TensorMeta &out)
+{
+    constexpr int64_t kMinRows = 128, kMinDepth = 256, kMinCols = 256;
+    return x.sizes.size() == 2 && x.sizes[0] >= kMinRows && x.sizes[1] >= kMinDepth && out.sizes[1] >= kMinCols;
+}
+
 } // namespace
+
+int packWeightsForTiles(Graph &graph, PassLog &log)
+{
+    if (!amx::available())
+        return 0;
+    int packed = 0;
+    for (Node *n : graph.nodes()) {
+        if (n->kind != NodeKind::CallFunction || n->target != "aten.mm" || n->users().empty()
+            || n->meta().dtype != DType::F32 || !n->args()[0].isRef())
+            continue;
+        const Tensor *w = constantMatrix(graph, n->args()[1]);
+        const TensorMeta &x = n->args()[0].ref().node->meta(n->args()[0].ref().index);
+        if (!w || x.dtype != DType::F32 || !worthTiles(x, n->meta()))
+            continue;
+        const Tensor values = w->contiguous();
+        if (!amx::splittable(values.data<float>(), 1, values.numel(), 0, 1)) {
+            log.push_back("bf16x6: " + n->name + " stays on BLAS: its weight holds values three bf16 parts cannot "
+                          "carry exactly");
+            continue;
+        }
+        Node *pack = computedNode(graph, *n, "fusescope.pack_bf16x6", {n->args()[1]}, "pack_bf16x6");
+        const int64_t cols = n->meta().sizes[1];
+        Node *mm = computedNode(graph, *n, "fusescope.mm_bf16x6",
+                                {n->args()[0], Arg::of(pack->out()), Arg::of(Value(cols))}, "mm_bf16x6");
+        graph.replaceUses(n->out(), mm->out());
+        log.push_back("bf16x6: " + n->name + " (" + shapeStr(x.sizes) + " by the constant " + shapeStr(w->sizes())
+                      + ") runs on the AMX tiles, its weight split into three bf16 parts once, not on every call");
+        ++packed;
+    }
+    return packed;
+}
 
 Node *computedNode(Graph &graph, const Node &like, const char *target, std::vector<Arg> args, const char *name)
 {

@@ -13,6 +13,7 @@ void registerAttentionOps(OpRegistry &r);
 void registerLinalgOps(OpRegistry &r);
 void registerConvOps(OpRegistry &r);
 void registerWinogradOps(OpRegistry &r);
+void registerAmxOps(OpRegistry &r);
 void registerMovementOps(OpRegistry &r);
 void registerLossOps(OpRegistry &r);
 void registerCreationOps(OpRegistry &r);
@@ -27,6 +28,7 @@ inline void registerBuiltinOps(OpRegistry &r)
     registerLinalgOps(r);
     registerConvOps(r);
     registerWinogradOps(r);
+    registerAmxOps(r);
     registerMovementOps(r);
     registerLossOps(r);
     registerCreationOps(r);

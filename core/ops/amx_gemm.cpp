@@ -1,0 +1,329 @@
+#include "core/ops/amx_gemm.h"
+
+#include "core/runtime/threadpool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define FUSESCOPE_HAS_AMX 1
+#include <cpuid.h>
+#include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#define FUSESCOPE_AMX __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,amx-tile,amx-bf16")))
+#endif
+
+namespace fusescope::amx {
+namespace {
+
+// A step is 32 values of k; an A block is 32 rows, a B panel 32 columns: one
+// part of a block (or panel) for one step is 32 x 32 bf16, two tiles.
+constexpr int64_t kTile = 32;
+constexpr int64_t kPartElems = kTile * kTile;
+constexpr int kParts = 3;
+constexpr int64_t kStepElems = kParts * kPartElems;
+// Steps per pass over a C block: a panel's 8 steps (48 KiB) stay in L1
+// while the A blocks stream past them from L2.
+constexpr int64_t kChunkSteps = 8;
+// Panels whose C blocks one pass over K keeps in L2 (M x 256 floats).
+constexpr int64_t kPanelGroup = 8;
+
+constexpr float kMaxAbs = 0x1p120f, kMinAbs = 0x1p-100f;
+
+int64_t blocks(int64_t n)
+{
+    return (n + kTile - 1) / kTile;
+}
+
+uint16_t bf16Nearest(float x) // round to nearest even; x finite
+{
+    uint32_t u;
+    std::memcpy(&u, &x, 4);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return static_cast<uint16_t>(u >> 16);
+}
+
+float fromBf16(uint16_t h)
+{
+    const uint32_t u = uint32_t(h) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+
+bool splittableValue(float x)
+{
+    const float a = std::abs(x);
+    return a <= kMaxAbs && (a >= kMinAbs || a == 0.0f); // NaN fails the first test
+}
+
+// 64-byte aligned scratch of the calling thread, grown as needed (a fresh
+// allocation per call would pay its page faults every time).
+uint16_t *scratch(size_t elems)
+{
+    struct Free {
+        void operator()(uint16_t *p) const { std::free(p); }
+    };
+    thread_local std::unique_ptr<uint16_t, Free> buffer;
+    thread_local size_t capacity = 0;
+    if (elems > capacity) {
+        const size_t bytes = (elems * sizeof(uint16_t) + 63) / 64 * 64;
+        buffer.reset(static_cast<uint16_t *>(std::aligned_alloc(64, bytes)));
+        if (!buffer)
+            throw std::bad_alloc();
+        capacity = elems;
+    }
+    return buffer.get();
+}
+
+#ifdef FUSESCOPE_HAS_AMX
+
+bool detect()
+{
+    const char *off = std::getenv("FUSESCOPE_NO_AMX");
+    if (off && *off && std::strcmp(off, "0") != 0)
+        return false;
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+        return false;
+    const bool tile = d & (1u << 24), tileBf16 = d & (1u << 22), avx512f = b & (1u << 16);
+    if (!tile || !tileBf16 || !avx512f || !__get_cpuid_count(7, 1, &a, &b, &c, &d) || !(a & (1u << 5)))
+        return false;
+    // Linux hands out the 8 KiB tile state only on request (ARCH_REQ_XCOMP_PERM for XTILEDATA).
+    return syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+}
+
+struct alignas(64) TileConfig {
+    uint8_t palette = 1, startRow = 0;
+    uint8_t reserved[14] = {};
+    uint16_t colBytes[16] = {};
+    uint8_t rows[16] = {};
+};
+
+// All eight tiles are 16 rows of 64 bytes: C blocks of 16 x 16 f32, A tiles of
+// 16 rows x 32 bf16, B tiles of 16 k-pairs x 16 columns x 2 bf16.
+FUSESCOPE_AMX void configureTiles()
+{
+    TileConfig config;
+    for (int t = 0; t < 8; ++t) {
+        config.colBytes[t] = 64;
+        config.rows[t] = 16;
+    }
+    _tile_loadconfig(&config);
+}
+
+// The three parts of 16 values: part q in out[q].
+FUSESCOPE_AMX inline void split16(__m512 v, __m256i out[kParts])
+{
+    for (int q = 0; q < kParts; ++q) {
+        const __m256i h = std::bit_cast<__m256i>(_mm512_cvtneps_pbh(v));
+        out[q] = h;
+        v = _mm512_sub_ps(v, _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xffff, _mm512_maskz_cvtepu16_epi32(0xffff, h), 16)));
+    }
+}
+
+FUSESCOPE_AMX inline __mmask16 badLanes(__m512 v)
+{
+    const __m512 a = _mm512_abs_ps(v);
+    const __mmask16 big = _mm512_cmp_ps_mask(a, _mm512_set1_ps(kMaxAbs), _CMP_NLE_UQ); // also NaN
+    const __mmask16 tiny = _mm512_cmp_ps_mask(a, _mm512_set1_ps(kMinAbs), _CMP_LT_OQ)
+        & _mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_NEQ_OQ);
+    return big | tiny;
+}
+
+// A's row block `b` into its parts, step by step: ((b * steps + s) * 3 + q) * 1024,
+// rows of 32 k. Rows past m and k past the end are zeros. Returns false on a
+// value that does not split exactly.
+FUSESCOPE_AMX bool packLeftBlock(const float *a, int64_t m, int64_t k, int64_t lda, int64_t b, int64_t steps,
+                                 uint16_t *packed)
+{
+    __mmask16 bad = 0;
+    for (int64_t r = 0; r < kTile; ++r) {
+        const int64_t row = b * kTile + r;
+        for (int64_t s = 0; s < steps; ++s) {
+            uint16_t *dst = packed + (b * steps + s) * kStepElems + r * kTile;
+            for (int64_t h = 0; h < 2; ++h) {
+                const int64_t k0 = s * kTile + h * 16;
+                const int64_t n = row < m ? std::clamp<int64_t>(k - k0, 0, 16) : 0;
+                const __mmask16 lanes = static_cast<__mmask16>((1u << n) - 1);
+                const __m512 v = _mm512_maskz_loadu_ps(lanes, a + row * lda + k0);
+                bad |= badLanes(v);
+                __m256i parts[kParts];
+                split16(v, parts);
+                for (int q = 0; q < kParts; ++q)
+                    _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst + q * kPartElems + h * 16), parts[q]);
+            }
+        }
+    }
+    return bad == 0;
+}
+
+// C block (32 x 32 at c) += A block x B panel over `steps` steps, or = when
+// not accumulating. The six part products, each A part loaded once.
+FUSESCOPE_AMX void blockProduct(const uint16_t *a, const uint16_t *b, int64_t steps, float *c, int64_t ldc,
+                                bool accumulate)
+{
+    const int64_t cs = ldc * static_cast<int64_t>(sizeof(float));
+    if (accumulate) {
+        _tile_loadd(0, c, cs);
+        _tile_loadd(1, c + 16, cs);
+        _tile_loadd(2, c + 16 * ldc, cs);
+        _tile_loadd(3, c + 16 * ldc + 16, cs);
+    } else {
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+    }
+    for (int64_t s = 0; s < steps; ++s) {
+        const uint16_t *as = a + s * kStepElems, *bs = b + s * kStepElems;
+        for (int qa = 0; qa < kParts; ++qa) {
+            _tile_loadd(4, as + qa * kPartElems, 64);
+            _tile_loadd(5, as + qa * kPartElems + 512, 64);
+            for (int qb = 0; qb < kParts - qa; ++qb) {
+                _tile_loadd(6, bs + qb * kPartElems, 128);
+                _tile_loadd(7, bs + qb * kPartElems + 32, 128);
+                _tile_dpbf16ps(0, 4, 6);
+                _tile_dpbf16ps(1, 4, 7);
+                _tile_dpbf16ps(2, 5, 6);
+                _tile_dpbf16ps(3, 5, 7);
+            }
+        }
+    }
+    _tile_stored(0, c, cs);
+    _tile_stored(1, c + 16, cs);
+    _tile_stored(2, c + 16 * ldc, cs);
+    _tile_stored(3, c + 16 * ldc + 16, cs);
+}
+
+// Panels [p0, p1) of C, all row blocks: groups of panels, K in chunks, each
+// chunk's B in L1 while the row blocks pass.
+FUSESCOPE_AMX void productPanels(const uint16_t *pa, const uint16_t *pb, int64_t rowBlocks, int64_t steps, float *c,
+                                 int64_t ldc, int64_t p0, int64_t p1)
+{
+    configureTiles();
+    for (int64_t g = p0; g < p1; g += kPanelGroup) {
+        const int64_t gEnd = std::min(g + kPanelGroup, p1);
+        for (int64_t s0 = 0; s0 < steps; s0 += kChunkSteps) {
+            const int64_t ns = std::min(kChunkSteps, steps - s0);
+            for (int64_t p = g; p < gEnd; ++p) {
+                for (int64_t b = 0; b < rowBlocks; ++b)
+                    blockProduct(pa + (b * steps + s0) * kStepElems, pb + (p * steps + s0) * kStepElems, ns,
+                                 c + b * kTile * ldc + p * kTile, ldc, s0 > 0);
+            }
+        }
+    }
+    _tile_release();
+}
+
+#endif
+
+} // namespace
+
+bool available()
+{
+#ifdef FUSESCOPE_HAS_AMX
+    static const bool yes = detect();
+    return yes;
+#else
+    return false;
+#endif
+}
+
+int64_t packedElements(int64_t k, int64_t n)
+{
+    return blocks(n) * blocks(k) * kStepElems;
+}
+
+bool splittable(const float *x, int64_t rows, int64_t cols, int64_t rowStride, int64_t colStride)
+{
+    for (int64_t i = 0; i < rows; ++i) {
+        for (int64_t j = 0; j < cols; ++j) {
+            if (!splittableValue(x[i * rowStride + j * colStride]))
+                return false;
+        }
+    }
+    return true;
+}
+
+// Panel p, step s, part q at ((p * steps + s) * 3 + q) * 1024; within it the
+// tiles' pair layout: k-pair kk, column j, then the pair: kk * 64 + j * 2 + (k & 1).
+void packRight(const float *b, int64_t k, int64_t n, int64_t sk, int64_t sn, uint16_t *packed)
+{
+    const int64_t steps = blocks(k), panels = blocks(n);
+    std::fill(packed, packed + panels * steps * kStepElems, uint16_t(0));
+    for (int64_t i = 0; i < k; ++i) {
+        const int64_t s = i / kTile, kk = (i % kTile) / 2, pair = i % 2;
+        for (int64_t j = 0; j < n; ++j) {
+            float x = b[i * sk + j * sn];
+            uint16_t *dst = packed + ((j / kTile) * steps + s) * kStepElems + kk * 64 + (j % kTile) * 2 + pair;
+            for (int q = 0; q < kParts; ++q) {
+                dst[q * kPartElems] = bf16Nearest(x);
+                x -= fromBf16(dst[q * kPartElems]);
+            }
+        }
+    }
+}
+
+std::vector<float> unpackRight(const uint16_t *packed, int64_t k, int64_t n)
+{
+    const int64_t steps = blocks(k);
+    std::vector<float> out(static_cast<size_t>(k * n));
+    for (int64_t i = 0; i < k; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+            const uint16_t *src
+                = packed + ((j / kTile) * steps + i / kTile) * kStepElems + ((i % kTile) / 2) * 64 + (j % kTile) * 2 + i % 2;
+            // The small parts first: the sum is exact either way, as the parts came from one f32.
+            out[static_cast<size_t>(i * n + j)]
+                = fromBf16(src[0]) + (fromBf16(src[kPartElems]) + fromBf16(src[2 * kPartElems]));
+        }
+    }
+    return out;
+}
+
+bool gemm(const float *a, int64_t m, int64_t k, int64_t lda, const uint16_t *packed, int64_t n, float *c,
+          int64_t ldc)
+{
+#ifdef FUSESCOPE_HAS_AMX
+    if (!available() || m <= 0 || n <= 0 || k <= 0)
+        return false;
+    const int64_t rowBlocks = blocks(m), steps = blocks(k), panels = blocks(n);
+    const size_t leftElems = static_cast<size_t>(rowBlocks * steps * kStepElems);
+    // Where C's edges are not whole blocks the product goes to a padded buffer first.
+    const bool whole = m % kTile == 0 && n % kTile == 0;
+    const size_t padFloats = whole ? 0 : static_cast<size_t>(rowBlocks * panels * kTile * kTile);
+    uint16_t *pa = scratch(leftElems + padFloats * 2);
+    float *pc = whole ? c : reinterpret_cast<float *>(pa + leftElems);
+    const int64_t pldc = whole ? ldc : panels * kTile;
+    std::atomic<bool> ok = true;
+    parallelFor(0, rowBlocks, 1, [&](int64_t b0, int64_t b1) {
+        for (int64_t b = b0; b < b1; ++b) {
+            if (!packLeftBlock(a, m, k, lda, b, steps, pa))
+                ok = false;
+        }
+    });
+    if (!ok)
+        return false;
+    const int64_t parts = std::min<int64_t>(numThreads(), panels);
+    parallelFor(0, parts, 1, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t)
+            productPanels(pa, packed, rowBlocks, steps, pc, pldc, panels * t / parts, panels * (t + 1) / parts);
+    });
+    if (!whole) {
+        for (int64_t i = 0; i < m; ++i)
+            std::memcpy(c + i * ldc, pc + i * pldc, static_cast<size_t>(n) * sizeof(float));
+    }
+    return true;
+#else
+    (void)a, (void)m, (void)k, (void)lda, (void)packed, (void)n, (void)c, (void)ldc;
+    return false;
+#endif
+}
+
+} // namespace fusescope::amx
