@@ -31,8 +31,9 @@ constexpr int64_t kStepElems = kParts * kPartElems;
 // Steps per pass over a C block: a panel's 8 steps (48 KiB) stay in L1
 // while the A blocks stream past them from L2.
 constexpr int64_t kChunkSteps = 8;
-// Panels whose C blocks one pass over K keeps in L2 (M x 256 floats).
-constexpr int64_t kPanelGroup = 8;
+// A thread's unit of work: up to 8 row blocks by 8 panels, whose A and B
+// for one chunk of steps (384 KiB each) and C (256 KiB) stay in L2.
+constexpr int64_t kGroup = 8;
 
 constexpr float kMaxAbs = 0x1p120f, kMinAbs = 0x1p-100f;
 
@@ -202,24 +203,71 @@ FUSESCOPE_AMX void blockProduct(const uint16_t *a, const uint16_t *b, int64_t st
     _tile_stored(3, c + 16 * ldc + 16, cs);
 }
 
-// Panels [p0, p1) of C, all row blocks: groups of panels, K in chunks, each
-// chunk's B in L1 while the row blocks pass.
-FUSESCOPE_AMX void productPanels(const uint16_t *pa, const uint16_t *pb, int64_t rowBlocks, int64_t steps, float *c,
-                                 int64_t ldc, int64_t p0, int64_t p1)
+struct Range {
+    int64_t begin, end;
+};
+
+// C's blocks of row blocks `rows` by panels `panels`, K in chunks, each
+// chunk of a panel's B in L1 while the row blocks pass.
+FUSESCOPE_AMX void productTile(const uint16_t *pa, const uint16_t *pb, int64_t steps, float *c, int64_t ldc,
+                               Range rows, Range panels)
 {
-    configureTiles();
-    for (int64_t g = p0; g < p1; g += kPanelGroup) {
-        const int64_t gEnd = std::min(g + kPanelGroup, p1);
-        for (int64_t s0 = 0; s0 < steps; s0 += kChunkSteps) {
-            const int64_t ns = std::min(kChunkSteps, steps - s0);
-            for (int64_t p = g; p < gEnd; ++p) {
-                for (int64_t b = 0; b < rowBlocks; ++b)
-                    blockProduct(pa + (b * steps + s0) * kStepElems, pb + (p * steps + s0) * kStepElems, ns,
-                                 c + b * kTile * ldc + p * kTile, ldc, s0 > 0);
-            }
+    for (int64_t s0 = 0; s0 < steps; s0 += kChunkSteps) {
+        const int64_t ns = std::min(kChunkSteps, steps - s0);
+        for (int64_t p = panels.begin; p < panels.end; ++p) {
+            for (int64_t b = rows.begin; b < rows.end; ++b)
+                blockProduct(pa + (b * steps + s0) * kStepElems, pb + (p * steps + s0) * kStepElems, ns,
+                             c + b * kTile * ldc + p * kTile, ldc, s0 > 0);
         }
     }
+}
+
+// Groups of row blocks and panels, shrunk until every thread has one to take.
+struct Grouping {
+    int64_t rows = kGroup, panels = kGroup, rowGroups = 0, items = 0;
+};
+
+Grouping groupsFor(int64_t rowBlocks, int64_t panels, int64_t threads)
+{
+    Grouping g;
+    for (;;) {
+        g.rowGroups = (rowBlocks + g.rows - 1) / g.rows;
+        g.items = g.rowGroups * ((panels + g.panels - 1) / g.panels);
+        if (g.items >= threads || (g.rows == 1 && g.panels == 1))
+            return g;
+        if (g.panels >= g.rows && g.panels > 1)
+            g.panels /= 2;
+        else
+            g.rows /= 2;
+    }
+}
+
+struct Problem {
+    const uint16_t *pa, *pb;
+    int64_t rowBlocks, steps, panels;
+    float *c;
+    int64_t ldc;
+};
+
+// Items [i0, i1) in panel-group order: consecutive items share B.
+FUSESCOPE_AMX void productItems(const Problem &pr, const Grouping &g, int64_t i0, int64_t i1)
+{
+    configureTiles();
+    for (int64_t i = i0; i < i1; ++i) {
+        const int64_t r = (i % g.rowGroups) * g.rows, p = (i / g.rowGroups) * g.panels;
+        productTile(pr.pa, pr.pb, pr.steps, pr.c, pr.ldc, {r, std::min(r + g.rows, pr.rowBlocks)},
+                    {p, std::min(p + g.panels, pr.panels)});
+    }
     _tile_release();
+}
+
+void product(const Problem &pr)
+{
+    const int64_t threads = numThreads();
+    const Grouping g = groupsFor(pr.rowBlocks, pr.panels, threads);
+    // One contiguous run of items per thread: a thread's consecutive items share A or B.
+    parallelFor(0, g.items, (g.items + threads - 1) / threads,
+                [&](int64_t i0, int64_t i1) { productItems(pr, g, i0, i1); });
 }
 
 #endif
@@ -310,11 +358,7 @@ bool gemm(const float *a, int64_t m, int64_t k, int64_t lda, const uint16_t *pac
     });
     if (!ok)
         return false;
-    const int64_t parts = std::min<int64_t>(numThreads(), panels);
-    parallelFor(0, parts, 1, [&](int64_t t0, int64_t t1) {
-        for (int64_t t = t0; t < t1; ++t)
-            productPanels(pa, packed, rowBlocks, steps, pc, pldc, panels * t / parts, panels * (t + 1) / parts);
-    });
+    product({pa, packed, rowBlocks, steps, panels, pc, pldc});
     if (!whole) {
         for (int64_t i = 0; i < m; ++i)
             std::memcpy(c + i * ldc, pc + i * pldc, static_cast<size_t>(n) * sizeof(float));
