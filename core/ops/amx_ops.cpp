@@ -82,6 +82,8 @@ void mmKernel(const Args &a, std::span<Tensor> outs)
     KernelEvent event;
     event.name = "amx_gemm_bf16x6";
     event.cost.flops = 2.0 * static_cast<double>(p.m * p.n) * static_cast<double>(p.k);
+    event.cost.bytesRead = static_cast<double>(x.nbytes() + arg(a, 1).nbytes());
+    event.cost.bytesWritten = static_cast<double>(outs[0].nbytes());
     if (amx::available()) {
         const KernelScope scope(event);
         if (amx::gemm(x.data<float>(), p.m, p.k, x.stride(0), packed, p.n, c, p.n))
