@@ -107,8 +107,8 @@ private slots:
         const float ok[] = {0.0f, -0.0f, 1.0f, 0x1p120f, -0x1p-100f};
         for (float x : ok)
             QVERIFY2(amx::splittable(&x, 1, 1, 0, 0), qPrintable(QString::number(x)));
-        const float bad[] = {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
-                             0x1p121f, 0x1p-101f, std::numeric_limits<float>::denorm_min()};
+        const float bad[] = {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(), 0x1p121f,
+                             0x1p-101f, std::numeric_limits<float>::denorm_min()};
         for (float x : bad)
             QVERIFY2(!amx::splittable(&x, 1, 1, 0, 0), qPrintable(QString::number(x)));
     }
@@ -165,8 +165,8 @@ private slots:
         const Tensor want = ops::mm(x, w), got = tileProduct(x, w);
         for (int64_t i = 0; i < want.numel(); ++i) {
             const float a = got.data<float>()[i], b = want.data<float>()[i];
-            QVERIFY2((std::isnan(a) && std::isnan(b)) || a == b, qPrintable(QString("element %1: %2 against %3")
-                                                                               .arg(i).arg(a).arg(b)));
+            QVERIFY2((std::isnan(a) && std::isnan(b)) || a == b,
+                     qPrintable(QString("element %1: %2 against %3").arg(i).arg(a).arg(b)));
         }
     }
 
@@ -177,10 +177,16 @@ private slots:
         QVERIFY(throwsWith([&] { callOp1("fusescope.pack_bf16x6", {w}); }, "at [2,1] does not split exactly"));
         const Tensor packed = callOp1("fusescope.pack_bf16x6", {matrix(8, 4, 2)});
         // The packed size tells K and n to the 32 the panels are padded to.
-        QVERIFY(throwsWith([&] { callOp1("fusescope.mm_bf16x6", {matrix(3, 40, 3), packed, int64_t(4)}); },
-                           "is not a packed [40,4] matrix"));
-        QVERIFY(throwsWith([&] { callOp1("fusescope.mm_bf16x6", {matrix(3, 8, 3), packed, int64_t(33)}); },
-                           "is not a packed [8,33] matrix"));
+        QVERIFY(throwsWith(
+            [&] {
+                callOp1("fusescope.mm_bf16x6", {matrix(3, 40, 3), packed, int64_t(4)});
+            },
+            "is not a packed [40,4] matrix"));
+        QVERIFY(throwsWith(
+            [&] {
+                callOp1("fusescope.mm_bf16x6", {matrix(3, 8, 3), packed, int64_t(33)});
+            },
+            "is not a packed [8,33] matrix"));
         QVERIFY(throwsWith([&] { callOp1("fusescope.pack_bf16x6", {zeros({8}, DType::F32)}); },
                            "expected a 2-D f32 [K,N] matrix"));
     }

@@ -43,6 +43,14 @@ int64_t blocks(int64_t n)
     return (n + kTile - 1) / kTile;
 }
 
+// Where element (i, j) of a packed right operand of `steps` steps keeps its
+// first part: panel j / 32, step i / 32, then the tiles' pair layout (k-pair,
+// column, the pair); the other parts follow 1024 and 2048 further on.
+int64_t rightOffset(int64_t i, int64_t j, int64_t steps)
+{
+    return ((j / kTile) * steps + i / kTile) * kStepElems + ((i % kTile) / 2) * 64 + (j % kTile) * 2 + i % 2;
+}
+
 uint16_t bf16Nearest(float x) // round to nearest even; x finite
 {
     uint32_t u;
@@ -126,7 +134,8 @@ FUSESCOPE_AMX inline void split16(__m512 v, __m256i out[kParts])
     for (int q = 0; q < kParts; ++q) {
         const __m256i h = std::bit_cast<__m256i>(_mm512_cvtneps_pbh(v));
         out[q] = h;
-        v = _mm512_sub_ps(v, _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xffff, _mm512_maskz_cvtepu16_epi32(0xffff, h), 16)));
+        v = _mm512_sub_ps(
+            v, _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xffff, _mm512_maskz_cvtepu16_epi32(0xffff, h), 16)));
     }
 }
 
@@ -208,10 +217,10 @@ struct Range {
     int64_t begin, end;
 };
 
-// C's blocks of row blocks `rows` by panels `panels`, K in chunks, each
-// chunk of a panel's B in L1 while the row blocks pass.
-FUSESCOPE_AMX void productTile(const uint16_t *pa, const uint16_t *pb, int64_t steps, float *c, int64_t ldc,
-                               Range rows, Range panels)
+// C's blocks of row blocks `rows` by panels `panels`, K in chunks: each
+// chunk of a panel's B is read from memory once and from L2 by every row block.
+FUSESCOPE_AMX void productTile(const uint16_t *pa, const uint16_t *pb, int64_t steps, float *c, int64_t ldc, Range rows,
+                               Range panels)
 {
     for (int64_t s0 = 0; s0 < steps; s0 += kChunkSteps) {
         const int64_t ns = std::min(kChunkSteps, steps - s0);
@@ -301,17 +310,14 @@ bool splittable(const float *x, int64_t rows, int64_t cols, int64_t rowStride, i
     return true;
 }
 
-// Panel p, step s, part q at ((p * steps + s) * 3 + q) * 1024; within it the
-// tiles' pair layout: k-pair kk, column j, then the pair: kk * 64 + j * 2 + (k & 1).
 void packRight(const float *b, int64_t k, int64_t n, int64_t sk, int64_t sn, uint16_t *packed)
 {
     const int64_t steps = blocks(k), panels = blocks(n);
     std::fill(packed, packed + panels * steps * kStepElems, uint16_t(0));
     for (int64_t i = 0; i < k; ++i) {
-        const int64_t s = i / kTile, kk = (i % kTile) / 2, pair = i % 2;
         for (int64_t j = 0; j < n; ++j) {
             float x = b[i * sk + j * sn];
-            uint16_t *dst = packed + ((j / kTile) * steps + s) * kStepElems + kk * 64 + (j % kTile) * 2 + pair;
+            uint16_t *dst = packed + rightOffset(i, j, steps);
             for (int q = 0; q < kParts; ++q) {
                 dst[q * kPartElems] = bf16Nearest(x);
                 x -= fromBf16(dst[q * kPartElems]);
@@ -326,8 +332,7 @@ std::vector<float> unpackRight(const uint16_t *packed, int64_t k, int64_t n)
     std::vector<float> out(static_cast<size_t>(k * n));
     for (int64_t i = 0; i < k; ++i) {
         for (int64_t j = 0; j < n; ++j) {
-            const uint16_t *src
-                = packed + ((j / kTile) * steps + i / kTile) * kStepElems + ((i % kTile) / 2) * 64 + (j % kTile) * 2 + i % 2;
+            const uint16_t *src = packed + rightOffset(i, j, steps);
             // The small parts first: the sum is exact either way, as the parts came from one f32.
             out[static_cast<size_t>(i * n + j)]
                 = fromBf16(src[0]) + (fromBf16(src[kPartElems]) + fromBf16(src[2 * kPartElems]));
@@ -336,8 +341,7 @@ std::vector<float> unpackRight(const uint16_t *packed, int64_t k, int64_t n)
     return out;
 }
 
-bool gemm(const float *a, int64_t m, int64_t k, int64_t lda, const uint16_t *packed, int64_t n, float *c,
-          int64_t ldc)
+bool gemm(const float *a, int64_t m, int64_t k, int64_t lda, const uint16_t *packed, int64_t n, float *c, int64_t ldc)
 {
 #ifdef FUSESCOPE_HAS_AMX
     if (!available() || m <= 0 || n <= 0 || k <= 0)

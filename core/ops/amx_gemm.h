@@ -38,7 +38,6 @@ std::vector<float> unpackRight(const uint16_t *packed, int64_t k, int64_t n);
 // c[m, n] (row stride ldc) = a[m, k] (row stride lda, unit column stride) @
 // the packed right operand, on the thread pool. Returns false, writing
 // nothing, when a value of a is not splittable() or AMX is not available.
-bool gemm(const float *a, int64_t m, int64_t k, int64_t lda, const uint16_t *packed, int64_t n, float *c,
-          int64_t ldc);
+bool gemm(const float *a, int64_t m, int64_t k, int64_t lda, const uint16_t *packed, int64_t n, float *c, int64_t ldc);
 
 } // namespace fusescope::amx

@@ -53,9 +53,9 @@ int main(int argc, char **argv)
         return 0;
     }
     const Shape3 shapes[] = {
-        {"mlp fc1", 256, 512, 2048},        {"mlp fc2", 256, 2048, 2048},     {"mlp fc3", 256, 2048, 512},
-        {"encoder qkv", 1024, 256, 768},    {"encoder out", 1024, 256, 256},  {"encoder ffn1", 1024, 256, 1024},
-        {"encoder ffn2", 1024, 1024, 256},  {"llama q/k/v/o", 512, 512, 512}, {"llama gate/up", 512, 512, 1376},
+        {"mlp fc1", 256, 512, 2048},       {"mlp fc2", 256, 2048, 2048},     {"mlp fc3", 256, 2048, 512},
+        {"encoder qkv", 1024, 256, 768},   {"encoder out", 1024, 256, 256},  {"encoder ffn1", 1024, 256, 1024},
+        {"encoder ffn2", 1024, 1024, 256}, {"llama q/k/v/o", 512, 512, 512}, {"llama gate/up", 512, 512, 1376},
         {"llama down", 512, 1376, 512},
     };
     std::printf("%-16s %18s %10s %10s %7s %12s %12s\n", "layer", "m x k x n", "BLAS GF/s", "AMX GF/s", "ratio",
@@ -67,8 +67,8 @@ int main(int argc, char **argv)
         std::vector<uint16_t> packed(size_t(amx::packedElements(s.k, s.n)));
         amx::packRight(w.data<float>(), s.k, s.n, 1, s.k, packed.data()); // b = w^T: b[i, j] = w[j, i]
         auto blas = [&] {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(s.m), int(s.n), int(s.k), 1.f,
-                        x.data<float>(), int(s.k), w.data<float>(), int(s.k), 0.f, blasOut.data<float>(), int(s.n));
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(s.m), int(s.n), int(s.k), 1.f, x.data<float>(),
+                        int(s.k), w.data<float>(), int(s.k), 0.f, blasOut.data<float>(), int(s.n));
         };
         auto tiles = [&] {
             if (!amx::gemm(x.data<float>(), s.m, s.k, s.k, packed.data(), s.n, amxOut.data<float>(), s.n))
@@ -82,9 +82,8 @@ int main(int argc, char **argv)
         const double flops = 2.0 * double(s.m) * double(s.k) * double(s.n);
         char dims[64];
         std::snprintf(dims, sizeof dims, "%lld x %lld x %lld", (long long)s.m, (long long)s.k, (long long)s.n);
-        std::printf("%-16s %18s %10.1f %10.1f %7.2f %12.3g %12.3g\n", s.layer, dims, flops / tb / 1e9,
-                    flops / ta / 1e9, tb / ta,
-                    maxError(x.data<float>(), w.data<float>(), blasOut.data<float>(), s.m, s.k, s.n),
+        std::printf("%-16s %18s %10.1f %10.1f %7.2f %12.3g %12.3g\n", s.layer, dims, flops / tb / 1e9, flops / ta / 1e9,
+                    tb / ta, maxError(x.data<float>(), w.data<float>(), blasOut.data<float>(), s.m, s.k, s.n),
                     maxError(x.data<float>(), w.data<float>(), amxOut.data<float>(), s.m, s.k, s.n));
     }
     return 0;
