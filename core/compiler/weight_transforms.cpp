@@ -37,17 +37,30 @@ TensorMeta inferMeta(const Graph &graph, const Node &n)
 
 // The parameter a matrix operand is, directly or through a transpose (as
 // linear decomposes: mm(x, transpose(weight, 0, 1))); null for anything else.
-const Tensor *constantMatrix(const Graph &graph, const Arg &a)
+struct ConstantMatrix {
+    const Tensor *values = nullptr;
+    Arg node;            // the parameter's node
+    bool transposed = false;
+};
+
+ConstantMatrix constantMatrix(const Graph &graph, const Arg &a)
 {
     if (!a.isRef())
-        return nullptr;
+        return {};
+    Arg source = a;
     const Node *n = a.ref().node;
-    if (n->kind == NodeKind::CallFunction && n->target == "aten.transpose" && n->args()[0].isRef())
-        n = n->args()[0].ref().node;
+    const bool transposed = n->kind == NodeKind::CallFunction && n->target == "aten.transpose"
+        && n->args()[0].isRef() && n->args()[0].ref().node->kind == NodeKind::GetAttr;
+    if (transposed) {
+        source = n->args()[0];
+        n = source.ref().node;
+    }
     if (n->kind != NodeKind::GetAttr)
-        return nullptr;
+        return {};
     const Tensor &t = graph.attrs.at(n->target);
-    return t.device() == kCPU && t.dtype() == DType::F32 && t.dim() == 2 ? &t : nullptr;
+    if (t.device() != kCPU || t.dtype() != DType::F32 || t.dim() != 2)
+        return {};
+    return {&t, source, transposed};
 }
 
 // Products big enough for the tiles to pay for splitting the activations on
@@ -69,22 +82,23 @@ int packWeightsForTiles(Graph &graph, PassLog &log)
         if (n->kind != NodeKind::CallFunction || n->target != "aten.mm" || n->users().empty()
             || n->meta().dtype != DType::F32 || !n->args()[0].isRef())
             continue;
-        const Tensor *w = constantMatrix(graph, n->args()[1]);
+        const ConstantMatrix w = constantMatrix(graph, n->args()[1]);
         const TensorMeta &x = n->args()[0].ref().node->meta(n->args()[0].ref().index);
-        if (!w || x.dtype != DType::F32 || !worthTiles(x, n->meta()))
+        if (!w.values || x.dtype != DType::F32 || !worthTiles(x, n->meta()))
             continue;
-        const Tensor values = w->contiguous();
-        if (!amx::splittable(values.data<float>(), 1, values.numel(), 0, 1)) {
+        const Tensor &v = *w.values;
+        if (!amx::splittable(v.data<float>(), v.size(0), v.size(1), v.stride(0), v.stride(1))) {
             log.push_back("bf16x6: " + n->name + " stays on BLAS: its weight holds values three bf16 parts cannot "
                           "carry exactly");
             continue;
         }
-        Node *pack = computedNode(graph, *n, "fusescope.pack_bf16x6", {n->args()[1]}, "pack_bf16x6");
+        Node *pack = computedNode(graph, *n, "fusescope.pack_bf16x6", {w.node, Arg::of(Value(w.transposed))},
+                                  "pack_bf16x6");
         const int64_t cols = n->meta().sizes[1];
         Node *mm = computedNode(graph, *n, "fusescope.mm_bf16x6",
                                 {n->args()[0], Arg::of(pack->out()), Arg::of(Value(cols))}, "mm_bf16x6");
         graph.replaceUses(n->out(), mm->out());
-        log.push_back("bf16x6: " + n->name + " (" + shapeStr(x.sizes) + " by the constant " + shapeStr(w->sizes())
+        log.push_back("bf16x6: " + n->name + " (" + shapeStr(x.sizes) + " by the constant " + shapeStr(v.sizes())
                       + ") runs on the AMX tiles, its weight split into three bf16 parts once, not on every call");
         ++packed;
     }

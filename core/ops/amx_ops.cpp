@@ -1,7 +1,8 @@
 // A GEMM by a constant right operand on the AMX tile units (core/ops/amx_gemm.h),
 // as two ops so that the compiler packs the weight once (constant folding)
 // and keeps only the product in the compiled program:
-//   fusescope.pack_bf16x6(b)            [K, N] f32 -> the three bf16 parts of b, in panels
+//   fusescope.pack_bf16x6(b, transposed) [K, N] f32 (or [N, K], transposed) -> the three bf16 parts of
+//                                        the [K, N] matrix, in panels
 //   fusescope.mm_bf16x6(x, packed, n)   = x @ b, [M, K] x [K, n] -> [M, n] f32
 // (the packed size tells K and n only to the 32 its panels are padded to).
 // Where the tiles are not there, or x holds a value the split cannot carry
@@ -23,29 +24,46 @@ const Tensor &arg(const Args &a, size_t i)
     return a[i].toTensor();
 }
 
-std::vector<TensorSpec> packShape(const Args &a)
+// The [K, N] matrix packed: b itself, or b transposed when `transposed` (a
+// linear layer's [N, K] weight, read in place rather than copied first).
+struct PackSource {
+    const float *data; // null until the kernel runs (shapes come from meta tensors)
+    int64_t k, n, sk, sn;
+};
+
+PackSource packSource(const Args &a)
 {
     const Tensor &b = arg(a, 0);
     if (b.dtype() != DType::F32 || b.dim() != 2)
-        throw Error(std::string(kPack) + ": expected a 2-D f32 [K,N] matrix, got " + dtypeName(b.dtype()) + " "
+        throw Error(std::string(kPack) + ": expected a 2-D f32 matrix, got " + dtypeName(b.dtype()) + " "
                     + shapeStr(b.sizes()));
-    return {{{amx::packedElements(b.size(0), b.size(1))}, DType::BF16}};
+    const bool t = a[1].toBool();
+    return {nullptr, b.size(t ? 1 : 0), b.size(t ? 0 : 1), b.stride(t ? 1 : 0), b.stride(t ? 0 : 1)};
+}
+
+std::vector<TensorSpec> packShape(const Args &a)
+{
+    const PackSource p = packSource(a);
+    return {{{amx::packedElements(p.k, p.n)}, DType::BF16}};
 }
 
 void packKernel(const Args &a, std::span<Tensor> outs)
 {
-    const Tensor &b = arg(a, 0);
-    const float *p = b.data<float>();
-    for (int64_t i = 0; i < b.size(0); ++i) {
-        for (int64_t j = 0; j < b.size(1); ++j) {
-            if (!amx::splittable(p + i * b.stride(0) + j * b.stride(1), 1, 1, 0, 0))
-                throw Error(std::string(kPack) + ": value " + std::to_string(p[i * b.stride(0) + j * b.stride(1)])
-                            + " at [" + std::to_string(i) + "," + std::to_string(j)
-                            + "] does not split exactly into three bf16 parts (non-finite, above 2^120 or nonzero "
-                              "below 2^-100)");
+    PackSource p = packSource(a);
+    p.data = arg(a, 0).data<float>();
+    if (!amx::splittable(p.data, p.k, p.n, p.sk, p.sn)) {
+        for (int64_t i = 0; i < p.k; ++i) {
+            for (int64_t j = 0; j < p.n; ++j) {
+                const float x = p.data[i * p.sk + j * p.sn];
+                if (!amx::splittable(&x, 1, 1, 0, 0))
+                    throw Error(std::string(kPack) + ": value " + std::to_string(x) + " at [" + std::to_string(i) + ","
+                                + std::to_string(j)
+                                + "] does not split exactly into three bf16 parts (non-finite, above 2^120 or "
+                                  "nonzero below 2^-100)");
+            }
         }
     }
-    amx::packRight(p, b.size(0), b.size(1), b.stride(0), b.stride(1), outs[0].data<uint16_t>());
+    amx::packRight(p.data, p.k, p.n, p.sk, p.sn, outs[0].data<uint16_t>());
 }
 
 struct MmProblem {
@@ -109,7 +127,7 @@ void registerAmxOps(OpRegistry &r)
         cost.flops = 6.0 * static_cast<double>(arg(a, 0).numel());
         return cost;
     };
-    r.add(std::string(kPack) + "(Tensor b) -> Tensor", std::move(pack));
+    r.add(std::string(kPack) + "(Tensor b, bool transposed=False) -> Tensor", std::move(pack));
 
     OpDef mm;
     mm.kind = OpKind::Matmul;
