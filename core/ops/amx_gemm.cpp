@@ -176,7 +176,13 @@ FUSESCOPE_AMX bool packLeftBlock(const float *a, int64_t m, int64_t k, int64_t l
 }
 
 // C block (32 x 32 at c) += A block x B panel over `steps` steps, or = when
-// not accumulating. The six part products, each A part loaded once.
+// not accumulating: the six part products of each step, software-pipelined.
+// The tiles are not renamed, so a load into a tile waits until the products
+// reading it are done, and the next products then wait for the load: each
+// operand is reloaded right after its last reader, while the products on the
+// other half of C keep the unit busy. On one thread 2-10 % faster than
+// loading both operands at the start of each pair of parts (a harness timing
+// amx::gemm on 512^3, 256 x 2048 x 2048 and 1024 x 1024 x 256, alternated).
 FUSESCOPE_AMX void blockProduct(const uint16_t *a, const uint16_t *b, int64_t steps, float *c, int64_t ldc,
                                 bool accumulate)
 {
@@ -192,19 +198,67 @@ FUSESCOPE_AMX void blockProduct(const uint16_t *a, const uint16_t *b, int64_t st
         _tile_zero(2);
         _tile_zero(3);
     }
+    // A part q of a step: rows 0-15 at +q * 1024, rows 16-31 512 further; B
+    // part q: columns 0-15 at +q * 1024, columns 16-31 32 further (rows of 128 bytes).
+    _tile_loadd(4, a, 64);
+    _tile_loadd(5, a + 512, 64);
+    _tile_loadd(6, b, 128);
+    _tile_loadd(7, b + 32, 128);
     for (int64_t s = 0; s < steps; ++s) {
         const uint16_t *as = a + s * kStepElems, *bs = b + s * kStepElems;
-        for (int qa = 0; qa < kParts; ++qa) {
-            _tile_loadd(4, as + qa * kPartElems, 64);
-            _tile_loadd(5, as + qa * kPartElems + 512, 64);
-            for (int qb = 0; qb < kParts - qa; ++qb) {
-                _tile_loadd(6, bs + qb * kPartElems, 128);
-                _tile_loadd(7, bs + qb * kPartElems + 32, 128);
-                _tile_dpbf16ps(0, 4, 6);
-                _tile_dpbf16ps(1, 4, 7);
-                _tile_dpbf16ps(2, 5, 6);
-                _tile_dpbf16ps(3, 5, 7);
-            }
+        const bool more = s + 1 < steps;
+        const uint16_t *an = as + kStepElems, *bn = bs + kStepElems;
+        // (A0, B0), then B1
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_loadd(6, bs + kPartElems, 128);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(3, 5, 7);
+        _tile_loadd(7, bs + kPartElems + 32, 128);
+        // (A0, B1), then B2
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_loadd(6, bs + 2 * kPartElems, 128);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(3, 5, 7);
+        _tile_loadd(7, bs + 2 * kPartElems + 32, 128);
+        // (A0, B2), then A1 and B0
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_loadd(6, bs, 128);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_loadd(4, as + kPartElems, 64);
+        _tile_dpbf16ps(3, 5, 7);
+        _tile_loadd(5, as + kPartElems + 512, 64);
+        _tile_loadd(7, bs + 32, 128);
+        // (A1, B0), then B1
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_loadd(6, bs + kPartElems, 128);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(3, 5, 7);
+        _tile_loadd(7, bs + kPartElems + 32, 128);
+        // (A1, B1), then A2 and B0
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_loadd(6, bs, 128);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_loadd(4, as + 2 * kPartElems, 64);
+        _tile_dpbf16ps(3, 5, 7);
+        _tile_loadd(5, as + 2 * kPartElems + 512, 64);
+        _tile_loadd(7, bs + 32, 128);
+        // (A2, B0), then the next step's A0 and B0
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(2, 5, 6);
+        if (more)
+            _tile_loadd(6, bn, 128);
+        _tile_dpbf16ps(1, 4, 7);
+        if (more)
+            _tile_loadd(4, an, 64);
+        _tile_dpbf16ps(3, 5, 7);
+        if (more) {
+            _tile_loadd(5, an + 512, 64);
+            _tile_loadd(7, bn + 32, 128);
         }
     }
     _tile_stored(0, c, cs);

@@ -64,14 +64,17 @@ int main(int argc, char **argv)
     for (const Shape3 &s : shapes) {
         const Tensor x = randn({s.m, s.k}, gen), w = randn({s.n, s.k}, gen);
         Tensor blasOut = Tensor::empty({s.m, s.n}), amxOut = Tensor::empty({s.m, s.n});
-        std::vector<uint16_t> packed(size_t(amx::packedElements(s.k, s.n)));
-        amx::packRight(w.data<float>(), s.k, s.n, 1, s.k, packed.data()); // b = w^T: b[i, j] = w[j, i]
+        // A tensor's storage: 64-byte aligned, as the compiler's packed weights are (tile rows then
+        // start on cache lines; a std::vector's buffer need not).
+        const Tensor packedTensor = Tensor::empty({amx::packedElements(s.k, s.n)}, DType::BF16);
+        uint16_t *packed = packedTensor.data<uint16_t>();
+        amx::packRight(w.data<float>(), s.k, s.n, 1, s.k, packed); // b = w^T: b[i, j] = w[j, i]
         auto blas = [&] {
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(s.m), int(s.n), int(s.k), 1.f, x.data<float>(),
                         int(s.k), w.data<float>(), int(s.k), 0.f, blasOut.data<float>(), int(s.n));
         };
         auto tiles = [&] {
-            if (!amx::gemm(x.data<float>(), s.m, s.k, s.k, packed.data(), s.n, amxOut.data<float>(), s.n))
+            if (!amx::gemm(x.data<float>(), s.m, s.k, s.k, packed, s.n, amxOut.data<float>(), s.n))
                 std::abort();
         };
         double tb = 1e30, ta = 1e30;
