@@ -3,7 +3,7 @@
 // tiles multiply bf16 (8 significant bits) and accumulate in f32, so every
 // f32 value x is split into three bf16 parts x = x0 + x1 + x2 (exact: each
 // part takes the next 8 bits of the 24), and a·b is the sum of the six
-// partial products whose order is below 2^-24 of a·b:
+// partial products not below 2^-24 of a·b:
 //   a0b0 + a0b1 + a1b0 + a0b2 + a1b1 + a2b0
 // (the three left out, a1b2, a2b1, a2b2, are at most 2^-24 of it together).
 // The error is that of an f32 GEMM with another summation order; tests
@@ -13,7 +13,8 @@
 // time (fusescope.pack_bf16x6), into 32-column panels in the tiles' pair
 // layout; the left operand is split and packed on every call. Values the
 // split cannot carry exactly (non-finite, beyond 2^120, nonzero below 2^-100,
-// where the tile units flush bf16 subnormals) make gemm() decline.
+// where the tile units flush bf16 subnormals) make gemm() decline. Results
+// below f32's normal range (1.2e-38) come out as 0, as under flush-to-zero.
 #include <cstdint>
 #include <vector>
 
