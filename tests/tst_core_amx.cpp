@@ -183,6 +183,32 @@ private slots:
         QVERIFY(std::equal(a.data<uint16_t>(), a.data<uint16_t>() + a.numel(), b.data<uint16_t>()));
     }
 
+    // The input a column slice of a wider matrix, the output a slice of a
+    // wider buffer (as a concatenation written in place gives it) or a
+    // transposed view: the rows' strides are honoured and nothing outside the
+    // output view is written.
+    void stridedOperandsAndOutputs()
+    {
+        const Tensor wide = matrix(40, 100, 41), w = matrix(64, 48, 42);
+        const Tensor x = wide.narrow(1, 3, 64);
+        const Tensor want = ops::mm(x.contiguous(), w);
+        const double bound = 4 * std::max(maxError(x.contiguous(), w, want), 1e-6 * 8.0);
+        const Tensor packed = callOp1("fusescope.pack_bf16x6", {w});
+        const OpDef &mm = OpRegistry::instance().get("fusescope.mm_bf16x6");
+        const Tensor buffer = zeros({40, 100}, DType::F32), bufferT = zeros({48, 40}, DType::F32);
+        Tensor outs[2] = {buffer.narrow(1, 10, 48), bufferT.transpose(0, 1)};
+        for (Tensor &out : outs) {
+            mm.cpu({x, packed, int64_t(48)}, std::span<Tensor>(&out, 1));
+            QVERIFY(maxError(x.contiguous(), w, out.contiguous()) <= bound);
+        }
+        for (int64_t i = 0; i < 40; ++i) {
+            for (int64_t j = 0; j < 100; ++j) {
+                if (j < 10 || j >= 58)
+                    QCOMPARE(buffer.data<float>()[i * 100 + j], 0.0f);
+            }
+        }
+    }
+
     void opsCheckTheirOperands()
     {
         Tensor w = matrix(8, 4, 1);

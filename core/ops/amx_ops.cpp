@@ -11,6 +11,7 @@
 #include "core/ops/amx_gemm.h"
 #include "core/ops/builtin.h"
 #include "core/ops/linalg.h"
+#include "core/ops/loops.h"
 #include "core/ops/registry.h"
 
 namespace fusescope {
@@ -91,26 +92,40 @@ std::vector<TensorSpec> mmShape(const Args &a)
     return {{{p.m, p.n}, DType::F32}};
 }
 
+// Rows of unit-stride elements, each row at least a row's length from the next
+// (what both the tiles and BLAS take as a matrix with a leading dimension).
+bool rowMajor(const Tensor &t)
+{
+    return t.stride(1) == 1 && (t.size(0) == 1 || t.stride(0) >= t.size(1));
+}
+
 void mmKernel(const Args &a, std::span<Tensor> outs)
 {
     const MmProblem p = mmProblem(a);
-    const Tensor x = arg(a, 0).stride(1) == 1 ? arg(a, 0) : arg(a, 0).contiguous();
+    const Tensor x = rowMajor(arg(a, 0)) ? arg(a, 0) : arg(a, 0).contiguous();
     const uint16_t *packed = arg(a, 1).data<uint16_t>();
-    float *c = outs[0].data<float>();
+    // A planned output may be a view into a larger buffer (a concatenation written in place).
+    const Tensor out = rowMajor(outs[0]) ? outs[0] : Tensor::empty({p.m, p.n});
+    float *c = out.data<float>();
+    const int64_t lda = std::max<int64_t>(x.stride(0), p.k), ldc = std::max<int64_t>(out.stride(0), p.n);
     KernelEvent event;
     event.name = "amx_gemm_bf16x6";
     event.cost.flops = 2.0 * static_cast<double>(p.m * p.n) * static_cast<double>(p.k);
     event.cost.bytesRead = static_cast<double>(x.nbytes() + arg(a, 1).nbytes());
     event.cost.bytesWritten = static_cast<double>(outs[0].nbytes());
+    bool done = false;
     if (amx::available()) {
         const KernelScope scope(event);
-        if (amx::gemm(x.data<float>(), p.m, p.k, x.stride(0), packed, p.n, c, p.n))
-            return;
+        done = amx::gemm(x.data<float>(), p.m, p.k, lda, packed, p.n, c, ldc);
     }
-    event.name = "cblas_sgemm";
-    const KernelScope scope(event);
-    const std::vector<float> b = amx::unpackRight(packed, p.k, p.n);
-    blas::gemm(false, false, p.m, p.n, p.k, 1.0f, x.data<float>(), x.stride(0), b.data(), p.n, 0.0f, c, p.n);
+    if (!done) {
+        event.name = "cblas_sgemm";
+        const KernelScope scope(event);
+        const std::vector<float> b = amx::unpackRight(packed, p.k, p.n);
+        blas::gemm(false, false, p.m, p.n, p.k, 1.0f, x.data<float>(), lda, b.data(), p.n, 0.0f, c, ldc);
+    }
+    if (!rowMajor(outs[0]))
+        loops::copyInto(outs[0], out);
 }
 
 } // namespace
