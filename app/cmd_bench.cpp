@@ -3,6 +3,7 @@
 #include "app/commands.h"
 
 #include "core/compiler/compile.h"
+#include "core/ops/amx_gemm.h"
 #include "core/runtime/machine.h"
 #include "core/zoo/zoo.h"
 
@@ -20,7 +21,9 @@ QJsonObject machineJson()
     return {{QStringLiteral("cpu"), QString::fromStdString(m.cpuModel)},
             {QStringLiteral("logical_cores"), m.logicalCores},
             {QStringLiteral("threads"), m.threads},
-            {QStringLiteral("blas"), QString::fromStdString(m.blas)}};
+            {QStringLiteral("blas"), QString::fromStdString(m.blas)},
+            // Whether compiled products by weights ran on the AMX tiles (core/ops/amx_gemm.h) or on BLAS.
+            {QStringLiteral("amx_tiles"), amx::available()}};
 }
 
 std::optional<QStringList> selectedWorkloads(CommandLine &cmd)

@@ -1,5 +1,6 @@
 // Drives the real `fusescope` executable: the command-line contract of
 // shared/CLI.md is what scripts depend on, so it is tested from outside.
+#include "core/ops/amx_gemm.h"
 #include "core/runtime/blascore.h"
 
 #include <QDir>
@@ -180,6 +181,9 @@ private slots:
         QVERIFY(w.first().toObject().value(QLatin1String("eager_ms")).toDouble() > 0);
         const QJsonObject machine = doc.value(QLatin1String("machine")).toObject();
         QVERIFY(machine.value(QLatin1String("threads")).toInt() >= 1);
+        // Figures of compiled products depend on whether the tiles ran them.
+        QVERIFY(machine.value(QLatin1String("amx_tiles")).isBool());
+        QCOMPARE(machine.value(QLatin1String("amx_tiles")).toBool(), fusescope::amx::available());
         // The app re-executes itself when OpenBLAS fell back to SSE3 kernels on
         // a CPU that has AVX2 (this test itself is built for AVX2).
         const QString blas = machine.value(QLatin1String("blas")).toString();

@@ -19,10 +19,13 @@ NAMES = ["pointwise", "softmax_ln", "mlp", "encoder", "resnet18", "llama_block"]
 
 def measure(args, names, env):
     rows = {n: {"eager": [], "compiled": [], "compile_ms": [], "t_eager": [], "t_compiled": []} for n in names}
+    machine = {}
     for _ in range(args.rounds):
         for n in names:
-            r = run_json([args.fusescope, "bench", "--workload", n, "--mode", "both", "--repeat", str(args.repeat),
-                          "--json"], env)["workloads"][0]
+            doc = run_json([args.fusescope, "bench", "--workload", n, "--mode", "both", "--repeat", str(args.repeat),
+                            "--json"], env)
+            machine = doc.get("machine", machine)
+            r = doc["workloads"][0]
             rows[n]["eager"].append(r["eager_ms"])
             rows[n]["compiled"].append(r["compiled_ms"])
             rows[n]["compile_ms"].append(r["compile_ms"])
@@ -32,7 +35,7 @@ def measure(args, names, env):
                           "--repeat", str(args.repeat)], env)["workloads"][0]
             rows[n]["t_eager"].append(t["eager_ms"])
             rows[n]["t_compiled"].append(t["compiled_ms"])
-    return rows
+    return rows, machine
 
 
 def main():
@@ -46,7 +49,10 @@ def main():
     args = ap.parse_args()
     names = args.workload or NAMES
     env = dict(os.environ, FUSESCOPE_NUM_THREADS="2", OMP_NUM_THREADS="2")
-    rows = measure(args, names, env)
+    rows, machine = measure(args, names, env)
+    # Compiled products by weights run on the AMX tiles where the CPU has them: say which ran.
+    print(f"fusescope: {machine.get('cpu', '?')}, {machine.get('threads', '?')} threads, "
+          f"AMX tiles {'yes' if machine.get('amx_tiles') else 'no'}; {machine.get('blas', '?')}")
     med = {n: {k: (statistics.median(v) if v else float("nan")) for k, v in r.items()} for n, r in rows.items()}
     print(f"{'workload':12} {'eager ms':>9} {'compiled ms':>12} {'speedup':>8} {'compile ms':>11}"
           f" {'torch eager':>12} {'torch.compile':>14} {'ours/torch eager':>17} {'ours/torch.compile':>19}")
