@@ -175,6 +175,37 @@ FUSESCOPE_AMX bool packLeftBlock(const float *a, int64_t m, int64_t k, int64_t l
     return bad == 0;
 }
 
+// The four products of the A part in tiles 4-5 by the B part in tiles 6-7
+// (C's row halves by B's column halves), each B tile reloaded with the next
+// pair's B right after its last reader.
+FUSESCOPE_AMX inline void pairThenB(const uint16_t *nextB)
+{
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_loadd(6, nextB, 128);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(3, 5, 7);
+    _tile_loadd(7, nextB + 32, 128);
+}
+
+// The same, reloading both A and B for the next pair; nothing when nextA is
+// null (the block's last pair).
+FUSESCOPE_AMX inline void pairThenAB(const uint16_t *nextA, const uint16_t *nextB)
+{
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(2, 5, 6);
+    if (nextA)
+        _tile_loadd(6, nextB, 128);
+    _tile_dpbf16ps(1, 4, 7);
+    if (nextA)
+        _tile_loadd(4, nextA, 64);
+    _tile_dpbf16ps(3, 5, 7);
+    if (nextA) {
+        _tile_loadd(5, nextA + 512, 64);
+        _tile_loadd(7, nextB + 32, 128);
+    }
+}
+
 // C block (32 x 32 at c) += A block x B panel over `steps` steps, or = when
 // not accumulating: the six part products of each step, software-pipelined.
 // The tiles are not renamed, so a load into a tile waits until the products
@@ -207,59 +238,12 @@ FUSESCOPE_AMX void blockProduct(const uint16_t *a, const uint16_t *b, int64_t st
     for (int64_t s = 0; s < steps; ++s) {
         const uint16_t *as = a + s * kStepElems, *bs = b + s * kStepElems;
         const bool more = s + 1 < steps;
-        const uint16_t *an = as + kStepElems, *bn = bs + kStepElems;
-        // (A0, B0), then B1
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_dpbf16ps(2, 5, 6);
-        _tile_loadd(6, bs + kPartElems, 128);
-        _tile_dpbf16ps(1, 4, 7);
-        _tile_dpbf16ps(3, 5, 7);
-        _tile_loadd(7, bs + kPartElems + 32, 128);
-        // (A0, B1), then B2
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_dpbf16ps(2, 5, 6);
-        _tile_loadd(6, bs + 2 * kPartElems, 128);
-        _tile_dpbf16ps(1, 4, 7);
-        _tile_dpbf16ps(3, 5, 7);
-        _tile_loadd(7, bs + 2 * kPartElems + 32, 128);
-        // (A0, B2), then A1 and B0
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_dpbf16ps(2, 5, 6);
-        _tile_loadd(6, bs, 128);
-        _tile_dpbf16ps(1, 4, 7);
-        _tile_loadd(4, as + kPartElems, 64);
-        _tile_dpbf16ps(3, 5, 7);
-        _tile_loadd(5, as + kPartElems + 512, 64);
-        _tile_loadd(7, bs + 32, 128);
-        // (A1, B0), then B1
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_dpbf16ps(2, 5, 6);
-        _tile_loadd(6, bs + kPartElems, 128);
-        _tile_dpbf16ps(1, 4, 7);
-        _tile_dpbf16ps(3, 5, 7);
-        _tile_loadd(7, bs + kPartElems + 32, 128);
-        // (A1, B1), then A2 and B0
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_dpbf16ps(2, 5, 6);
-        _tile_loadd(6, bs, 128);
-        _tile_dpbf16ps(1, 4, 7);
-        _tile_loadd(4, as + 2 * kPartElems, 64);
-        _tile_dpbf16ps(3, 5, 7);
-        _tile_loadd(5, as + 2 * kPartElems + 512, 64);
-        _tile_loadd(7, bs + 32, 128);
-        // (A2, B0), then the next step's A0 and B0
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_dpbf16ps(2, 5, 6);
-        if (more)
-            _tile_loadd(6, bn, 128);
-        _tile_dpbf16ps(1, 4, 7);
-        if (more)
-            _tile_loadd(4, an, 64);
-        _tile_dpbf16ps(3, 5, 7);
-        if (more) {
-            _tile_loadd(5, an + 512, 64);
-            _tile_loadd(7, bn + 32, 128);
-        }
+        pairThenB(bs + kPartElems); // (A0, B0)
+        pairThenB(bs + 2 * kPartElems); // (A0, B1)
+        pairThenAB(as + kPartElems, bs); // (A0, B2)
+        pairThenB(bs + kPartElems); // (A1, B0)
+        pairThenAB(as + 2 * kPartElems, bs); // (A1, B1)
+        pairThenAB(more ? as + kStepElems : nullptr, bs + kStepElems); // (A2, B0), then the next step's
     }
     _tile_stored(0, c, cs);
     _tile_stored(1, c + 16, cs);
