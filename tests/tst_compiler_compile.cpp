@@ -25,6 +25,9 @@
 using namespace fusescope;
 using namespace fusescope::compiler;
 
+using RowFn = std::function<TensorList(const Tensor &)>;
+Q_DECLARE_METATYPE(RowFn)
+
 namespace {
 
 // An executable shell script in `dir`, standing in for the C++ compiler ($CXX).
@@ -485,6 +488,79 @@ private slots:
             std::string why;
             QVERIFY2(matches(out[i], want[i], why), why.c_str());
         }
+    }
+
+    // A max feeding only sub -> exp -> row sum needs no NaN count: a NaN in
+    // the row reaches every output through the sum. Where the max or a value
+    // between it and the sum reaches an output another way, the count stays.
+    // Either way compiled agrees with eager, NaN for NaN.
+    void maxSkipsTheNaNCountOnlyWhereTheSumCarriesIt_data()
+    {
+        using Fn = RowFn;
+        QTest::addColumn<Fn>("f");
+        QTest::addColumn<bool>("counts");
+        const auto shifted = [](const Tensor &x) { return ops::sub(x, ops::amax(x, {1}, true)); };
+        QTest::newRow("softmax") << Fn([](const Tensor &x) { return TensorList{ops::softmax(x, 1)}; }) << false;
+        QTest::newRow("log-sum-exp form") << Fn([=](const Tensor &x) {
+            const Tensor s = shifted(x);
+            return TensorList{ops::sub(s, ops::log(ops::sum(ops::exp(s), {1}, true)))};
+        }) << false;
+        QTest::newRow("max returned too") << Fn([](const Tensor &x) {
+            return TensorList{ops::softmax(x, 1), ops::amax(x, {1}, true)};
+        }) << true;
+        QTest::newRow("exp returned") << Fn([=](const Tensor &x) { return TensorList{ops::exp(shifted(x))}; }) << true;
+        QTest::newRow("relu on the way") << Fn([=](const Tensor &x) {
+            const Tensor s = shifted(x);
+            return TensorList{ops::div(ops::relu(s), ops::sum(ops::exp(s), {1}, true))};
+        }) << true;
+    }
+
+    // exp(x - max(y)) of another y, or x - 2 max(x), may be positive: plain exp.
+    void expOfAnotherRowsMaxKeepsItsClamp()
+    {
+        Generator gen(5);
+        const Tensor x = ops::mul(randn({4, 64}, gen), 40.0), y = ops::mul(randn({4, 64}, gen), 40.0);
+        const auto f = [](const TensorList &in) {
+            return TensorList{ops::exp(ops::sub(in[0], ops::amax(in[1], {1}, true))),
+                              ops::exp(ops::sub(in[0], ops::amax(in[0], {1}, true), 2.0))};
+        };
+        CompiledFunction fn = compile(f);
+        const TensorList out = fn({x, y});
+        QVERIFY(fn.stages()[5].code.find("sm::exp_nonpositive<") == std::string::npos);
+        const TensorList want = f({x, y});
+        for (size_t i = 0; i < want.size(); ++i) {
+            std::string why;
+            QVERIFY2(matches(out[i], want[i], why), why.c_str());
+        }
+    }
+
+    void maxSkipsTheNaNCountOnlyWhereTheSumCarriesIt()
+    {
+        QFETCH(RowFn, f);
+        QFETCH(bool, counts);
+        const int64_t width = 128;
+        Generator gen(4);
+        std::vector<double> v = randn({6, width}, gen).toDoubleVector();
+        v[1 * width + width - 3] = std::nan(""); // a late lane of row 1
+        v[3 * width + 5] = -INFINITY;
+        v[4 * width + 7] = INFINITY;
+        for (int64_t i = 0; i < width; ++i)
+            v[5 * width + i] = -INFINITY;
+        const Tensor x = fromVector(v, {6, width});
+        CompiledFunction fn = compile([&](const TensorList &in) { return f(in[0]); });
+        const TensorList out = fn({x});
+        const std::string &code = fn.stages()[5].code;
+        QCOMPARE(code.find("int nan") != std::string::npos, counts);
+        QVERIFY(code.find("sm::exp_nonpositive<float>") != std::string::npos); // every case takes exp(x - max(x))
+        const TensorList want = f(x);
+        for (size_t i = 0; i < want.size(); ++i) {
+            std::string why;
+            QVERIFY2(matches(out[i], want[i], why), why.c_str());
+        }
+        const std::vector<double> y = out[0].toDoubleVector();
+        for (int64_t i = 0; i < width; ++i)
+            QVERIFY2(std::isnan(y[static_cast<size_t>(width + i)]), qPrintable(QString("row 1, column %1").arg(i)));
+        QVERIFY(!std::isnan(y[0]));
     }
 
     // The streaming threshold is half the last-level cache, at least 12 MiB:

@@ -4,6 +4,7 @@
 
 #include "core/ops/loops.h"
 #include "core/ops/registry.h"
+#include "core/ops/scalarmath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,6 +13,7 @@
 
 using namespace fusescope;
 using namespace fusescope::test;
+namespace sm = fusescope::sm;
 
 namespace {
 
@@ -238,6 +240,26 @@ private slots:
         qInfo("%s: max %.3f ulp at x = %.9g over %zu inputs", c.op, worst, at, in.size());
         QVERIFY2(worst <= c.maxUlp,
                  qPrintable(QStringLiteral("%1: %2 ulp at x = %3").arg(c.op).arg(worst).arg(at, 0, 'g', 9)));
+    }
+
+    // The compiler calls exp_nonpositive for x minus its row's max: on every
+    // such x it must equal exp bit for bit, the clamp it leaves out included.
+    void expOfNonPositiveEqualsExp()
+    {
+        std::vector<float> xs = {-0.0f, 0.0f, -INFINITY, NAN, -87.33654f, -87.3365f, -87.4f, -88.0f, -104.0f, -1e30f};
+        for (uint32_t u = 0x80000000u; u < 0xff800000u; u += 4099) {
+            float f;
+            std::memcpy(&f, &u, sizeof f);
+            xs.push_back(f);
+        }
+        for (float x : xs) {
+            const float got = sm::exp_nonpositive(x), want = sm::expf(x);
+            QVERIFY2(std::memcmp(&got, &want, sizeof got) == 0 || (std::isnan(got) && std::isnan(want)),
+                     qPrintable(QStringLiteral("x = %1: %2 vs %3").arg(x).arg(got).arg(want)));
+        }
+        QCOMPARE(sm::expf(-87.4f), 0.0f);
+        QCOMPARE(sm::expf(-INFINITY), 0.0f);
+        QVERIFY(sm::expf(-87.33f) > 0.0f);
     }
 
     void geluTanhAndLeakyRelu()

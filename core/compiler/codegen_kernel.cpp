@@ -5,6 +5,7 @@
 // outputs ready then; reduced-shape values are computed between loops.
 #include "core/compiler/codegen.h"
 #include "core/compiler/fusion_rules.h"
+#include "core/compiler/row_max.h"
 #include "core/ops/loops.h"
 #include "core/ops/registry.h"
 
@@ -106,6 +107,10 @@ public:
         if (m_k.kind == KernelKind::Extern || computeNodes().empty())
             return std::nullopt;
         computeLevels();
+        for (const Node *n : computeNodes()) {
+            if (isReductionNode(n) && rowNaNReachesOutputs(m_k, n))
+                m_rowNaNReachesOutputs.insert(n);
+        }
         collectAccesses();
         buildLoops();
         planLoops();
@@ -438,7 +443,9 @@ private:
             return catExpr(n, withInner);
         const OpDef &op = OpRegistry::instance().get(n->target);
         const DType tc = computeType(n);
-        const ScalarCall call = op.scalarCallFor(constArgs(n));
+        ScalarCall call = op.scalarCallFor(constArgs(n));
+        if (call.fn == "exp" && shiftedByRowMax(m_k, n))
+            call.fn = "exp_nonpositive";
         if (rowInvariantDivisor(n, call, tc)) {
             const std::string t = ctype(tc);
             return std::string("static_cast<") + ctype(n->meta().dtype) + ">(fusescope::sm::mul<" + t + ">("
@@ -678,7 +685,7 @@ private:
     bool countsNaN(const Node *r) const
     {
         const std::string fn = reduceFn(r);
-        return isFloating(r->meta().dtype) && (fn == "max" || fn == "min");
+        return isFloating(r->meta().dtype) && (fn == "max" || fn == "min") && !m_rowNaNReachesOutputs.count(r);
     }
 
     // `a` combined with `b` as reduction r combines values; NaN is counted apart.
@@ -901,6 +908,7 @@ private:
 
     const Kernel &m_k;
     std::set<const Node *> m_members;
+    std::set<const Node *> m_rowNaNReachesOutputs; // max/min reductions that need no NaN count
     std::vector<NodeRef> m_operands;
     std::vector<Access> m_accesses;
     std::map<std::tuple<const Node *, const Node *, int>, int> m_loadOf; // (reader, node, output) -> access
