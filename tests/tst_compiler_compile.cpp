@@ -549,9 +549,16 @@ private slots:
         const Tensor x = fromVector(v, {6, width});
         CompiledFunction fn = compile([&](const TensorList &in) { return f(in[0]); });
         const TensorList out = fn({x});
-        const std::string &code = fn.stages()[5].code;
+        const std::vector<CompileStage> stages = fn.stages(); // a copy: hold it
+        const std::string &code = stages[5].code;
         QCOMPARE(code.find("int nan") != std::string::npos, counts);
         QVERIFY(code.find("sm::exp_nonpositive<float>") != std::string::npos); // every case takes exp(x - max(x))
+        const std::vector<std::string> &log = stages[5].log;
+        const auto logged = [&](const char *what) {
+            return std::any_of(log.begin(), log.end(), [&](const std::string &l) { return l.find(what) != l.npos; });
+        };
+        QCOMPARE(logged("counts no NaNs: a NaN in its row reaches every output"), !counts);
+        QVERIFY(logged("of x minus its row's max, at most 0: no overflow clamp"));
         const TensorList want = f(x);
         for (size_t i = 0; i < want.size(); ++i) {
             std::string why;

@@ -100,7 +100,9 @@ GeneratedModule generateModule(const Graph &graph, const Schedule &schedule, Pas
     int withCode = 0;
     for (size_t i = 0; i < schedule.kernels.size(); ++i) {
         const Kernel &k = schedule.kernels[i];
-        const std::optional<std::string> fn = generateKernel(k);
+        std::vector<std::string> notes;
+        const std::optional<std::string> fn = generateKernel(k, &notes);
+        log.insert(log.end(), notes.begin(), notes.end());
         m.symbols.push_back(fn ? k.name : std::string());
         if (fn) {
             m.source += "\n" + *fn;

@@ -25,8 +25,9 @@ inline constexpr const char *kWrapperSymbol = "fusescope_call";
 GeneratedModule generateModule(const Graph &graph, const Schedule &schedule, PassLog &log);
 
 // The function of one kernel, or nothing when it has no code (a GEMM
-// without epilogue, an extern op).
-std::optional<std::string> generateKernel(const Kernel &kernel);
+// without epilogue, an extern op). `notes` gets a line for each thing the
+// code leaves out because the kernel's values make it unneeded.
+std::optional<std::string> generateKernel(const Kernel &kernel, std::vector<std::string> *notes = nullptr);
 
 // The scalar maths that eager kernels and generated code share (core/ops/scalarmath.h).
 const char *scalarMathSource();

@@ -91,8 +91,8 @@ struct LoopDim {
 class KernelEmitter
 {
 public:
-    explicit KernelEmitter(const Kernel &k)
-        : m_k(k)
+    KernelEmitter(const Kernel &k, std::vector<std::string> *notes)
+        : m_k(k), m_notes(notes)
         , m_members(k.nodes.begin(), k.nodes.end())
     {
         for (const NodeRef &r : k.inputs)
@@ -107,10 +107,7 @@ public:
         if (m_k.kind == KernelKind::Extern || computeNodes().empty())
             return std::nullopt;
         computeLevels();
-        for (const Node *n : computeNodes()) {
-            if (isReductionNode(n) && rowNaNReachesOutputs(m_k, n))
-                m_rowNaNReachesOutputs.insert(n);
-        }
+        useRowMaxFacts();
         collectAccesses();
         buildLoops();
         planLoops();
@@ -118,6 +115,27 @@ public:
     }
 
 private:
+    // What a row's max lets the code leave out (row_max.h), each said in the codegen log.
+    void useRowMaxFacts()
+    {
+        for (const Node *n : computeNodes()) {
+            if (isReductionNode(n) && countsNaN(n) && rowNaNReachesOutputs(m_k, n)) {
+                m_rowNaNReachesOutputs.insert(n);
+                note(n->name + " counts no NaNs: a NaN in its row reaches every output through the row's sum of exp");
+            }
+            if (n->target == "aten.exp" && shiftedByRowMax(m_k, n)) {
+                m_expNonPositive.insert(n);
+                note(n->name + " is of x minus its row's max, at most 0: no overflow clamp");
+            }
+        }
+    }
+
+    void note(const std::string &line) const
+    {
+        if (m_notes)
+            m_notes->push_back(m_k.name + ": " + line);
+    }
+
     // --- the kernel's values ------------------------------------------------------
 
     // Every member but the anchor and the ops a cat computes inline (catExpr).
@@ -444,7 +462,7 @@ private:
         const OpDef &op = OpRegistry::instance().get(n->target);
         const DType tc = computeType(n);
         ScalarCall call = op.scalarCallFor(constArgs(n));
-        if (call.fn == "exp" && shiftedByRowMax(m_k, n))
+        if (call.fn == "exp" && m_expNonPositive.count(n))
             call.fn = "exp_nonpositive";
         if (rowInvariantDivisor(n, call, tc)) {
             const std::string t = ctype(tc);
@@ -907,8 +925,10 @@ private:
     }
 
     const Kernel &m_k;
+    std::vector<std::string> *m_notes;
     std::set<const Node *> m_members;
     std::set<const Node *> m_rowNaNReachesOutputs; // max/min reductions that need no NaN count
+    std::set<const Node *> m_expNonPositive;       // exps of x minus its row's max
     std::vector<NodeRef> m_operands;
     std::vector<Access> m_accesses;
     std::map<std::tuple<const Node *, const Node *, int>, int> m_loadOf; // (reader, node, output) -> access
@@ -926,9 +946,9 @@ private:
 
 } // namespace
 
-std::optional<std::string> generateKernel(const Kernel &kernel)
+std::optional<std::string> generateKernel(const Kernel &kernel, std::vector<std::string> *notes)
 {
-    return KernelEmitter(kernel).emit();
+    return KernelEmitter(kernel, notes).emit();
 }
 
 } // namespace fusescope::compiler
