@@ -262,6 +262,26 @@ private slots:
         QVERIFY(sm::expf(-87.33f) > 0.0f);
     }
 
+    // sigmoid takes exp(-x) with the negation folded into the constants: it
+    // must give 1 / (1 + exp(-x)) as exp computes it, bit for bit.
+    void sigmoidEqualsOneOverOnePlusExpOfMinusX()
+    {
+        std::vector<float> xs = {-0.0f, 0.0f, -INFINITY, INFINITY, NAN, 87.33654f, 87.34f, 88.0f, -88.72283f, -88.8f};
+        for (uint32_t u = 0; u < 0x7f800000u; u += 4099) {
+            for (uint32_t sign : {0u, 0x80000000u}) {
+                const uint32_t bits = u | sign;
+                float f;
+                std::memcpy(&f, &bits, sizeof f);
+                xs.push_back(f);
+            }
+        }
+        for (float x : xs) {
+            const float got = sm::sigmoidf(x), want = 1.0f / (1.0f + sm::expReduced(sm::clampExpArg(-x)));
+            QVERIFY2(std::memcmp(&got, &want, sizeof got) == 0 || (std::isnan(got) && std::isnan(want)),
+                     qPrintable(QStringLiteral("x = %1: %2 vs %3").arg(x).arg(got).arg(want)));
+        }
+    }
+
     void geluTanhAndLeakyRelu()
     {
         const Tensor x = inputFor({1000}, -6, 6, DType::F32, 3);
