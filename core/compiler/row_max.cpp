@@ -11,9 +11,8 @@ namespace {
 // Ops whose result is NaN wherever one of their inputs is.
 bool propagatesNaN(const std::string &target)
 {
-    static const std::set<std::string> ops = {"aten.add", "aten.sub",   "aten.mul",   "aten.div",  "aten.neg",
-                                              "aten.exp", "aten.log",   "aten.sqrt",  "aten.rsqrt",
-                                              "aten.reciprocal"};
+    static const std::set<std::string> ops = {"aten.add", "aten.sub", "aten.mul",  "aten.div",   "aten.neg",
+                                              "aten.exp", "aten.log", "aten.sqrt", "aten.rsqrt", "aten.reciprocal"};
     return ops.count(target) > 0;
 }
 
@@ -39,7 +38,8 @@ bool rowNaNReachesOutputs(const Kernel &k, const Node *r)
         std::vector<NodeRef> in = n->inputs();
         for (NodeRef &i : in)
             i = storageRoot(i); // views of members are index arithmetic, not members
-        const bool readsR = std::any_of(in.begin(), in.end(), [&](const NodeRef &i) { return dependsOnR.count(i.node); });
+        const bool readsR
+            = std::any_of(in.begin(), in.end(), [&](const NodeRef &i) { return dependsOnR.count(i.node); });
         if (n == r || !readsR)
             continue;
         dependsOnR.insert(n);
