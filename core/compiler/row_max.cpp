@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace fusescope::compiler {
@@ -24,41 +25,56 @@ bool sumsRows(const std::string &target)
 // What a NaN in r's input row makes of a node, with r computed without the count.
 enum class Nan { None, Element, Row };
 
+std::vector<NodeRef> storageInputs(const Node *n)
+{
+    std::vector<NodeRef> in = n->inputs();
+    for (NodeRef &i : in)
+        i = storageRoot(i); // views of members are index arithmetic, not members
+    return in;
+}
+
+// Node n of the kernel, which reads r or a node that does: what a NaN in the
+// row x of r = max(x) makes of it, or nothing when n may hide the NaN.
+std::optional<Nan> nanOf(const Node *n, const Node *r, const std::map<const Node *, Nan> &nan)
+{
+    const std::vector<NodeRef> in = storageInputs(n);
+    Nan worst = Nan::None;
+    for (const NodeRef &i : in) {
+        const auto it = nan.find(i.node);
+        worst = std::max(worst, it == nan.end() ? Nan::None : it->second);
+    }
+    if (n->target == "aten.sub" && in.size() >= 2 && n->inputs()[0] == r->inputs().front() && in[1].node == r)
+        return Nan::Element; // x - r is NaN where x is
+    if (sumsRows(n->target) && worst != Nan::None)
+        return Nan::Row;
+    if (propagatesNaN(n->target))
+        return worst;
+    return std::nullopt;
+}
+
 } // namespace
 
 bool rowNaNReachesOutputs(const Kernel &k, const Node *r)
 {
     if (k.kind != KernelKind::Reduction || r->inputs().empty())
         return false;
-    const NodeRef x = r->inputs().front();
-    const std::set<const Node *> members(k.nodes.begin(), k.nodes.end());
     std::map<const Node *, Nan> nan;
     std::set<const Node *> dependsOnR = {r};
     for (const Node *n : k.nodes) { // graph order: inputs come first
-        std::vector<NodeRef> in = n->inputs();
-        for (NodeRef &i : in)
-            i = storageRoot(i); // views of members are index arithmetic, not members
-        const bool readsR
-            = std::any_of(in.begin(), in.end(), [&](const NodeRef &i) { return dependsOnR.count(i.node); });
-        if (n == r || !readsR)
+        const std::vector<NodeRef> in = storageInputs(n);
+        if (n == r || std::none_of(in.begin(), in.end(), [&](const NodeRef &i) { return dependsOnR.count(i.node); }))
             continue;
         dependsOnR.insert(n);
-        Nan worst = Nan::None;
-        for (const NodeRef &i : in)
-            worst = std::max(worst, nan.count(i.node) ? nan[i.node] : Nan::None);
-        if (n->target == "aten.sub" && in.size() >= 2 && n->inputs()[0] == x && in[1].node == r)
-            nan[n] = Nan::Element; // x - r is NaN where x is
-        else if (sumsRows(n->target) && worst != Nan::None)
-            nan[n] = Nan::Row;
-        else if (propagatesNaN(n->target))
-            nan[n] = worst;
-        else
+        const std::optional<Nan> v = nanOf(n, r, nan);
+        if (!v)
             return false; // r flows through an op that may hide a NaN
+        nan[n] = *v;
     }
     for (const NodeRef &o : k.outputs) {
         if (o.node == r || (dependsOnR.count(o.node) && nan[o.node] != Nan::Row))
             return false;
     }
+    const std::set<const Node *> members(k.nodes.begin(), k.nodes.end());
     return std::all_of(r->users().begin(), r->users().end(), [&](const Node *u) { return members.count(u) > 0; });
 }
 
