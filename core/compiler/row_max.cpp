@@ -33,11 +33,12 @@ std::vector<NodeRef> storageInputs(const Node *n)
     return in;
 }
 
-// Node n of the kernel, which reads r or a node that does: what a NaN in the
-// row x of r = max(x) makes of it, or nothing when n may hide the NaN.
-std::optional<Nan> nanOf(const Node *n, const Node *r, const std::map<const Node *, Nan> &nan)
+// Node n of the kernel (inputs `in`, as storageInputs gives them), which
+// reads r or a node that does: what a NaN in the row x of r = max(x) makes of
+// it, or nothing when n may hide the NaN.
+std::optional<Nan> nanOf(const Node *n, const std::vector<NodeRef> &in, const Node *r,
+                         const std::map<const Node *, Nan> &nan)
 {
-    const std::vector<NodeRef> in = storageInputs(n);
     Nan worst = Nan::None;
     for (const NodeRef &i : in) {
         const auto it = nan.find(i.node);
@@ -65,7 +66,7 @@ bool rowNaNReachesOutputs(const Kernel &k, const Node *r)
         if (n == r || std::none_of(in.begin(), in.end(), [&](const NodeRef &i) { return dependsOnR.count(i.node); }))
             continue;
         dependsOnR.insert(n);
-        const std::optional<Nan> v = nanOf(n, r, nan);
+        const std::optional<Nan> v = nanOf(n, in, r, nan);
         if (!v)
             return false; // r flows through an op that may hide a NaN
         nan[n] = *v;
