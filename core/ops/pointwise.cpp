@@ -122,6 +122,10 @@ void registerUnary(OpRegistry &r)
     addUnary<Rule::Float>(r, {"aten.silu(Tensor self) -> Tensor", "silu", 11}, [](auto x) { return sm::silu(x); });
     addUnary<Rule::Float>(r, {"aten.mish(Tensor self) -> Tensor", "mish", 20}, [](auto x) { return sm::mish(x); });
     addUnary<Rule::Float>(r, {"aten.erf(Tensor self) -> Tensor", "erf", 12}, [](auto x) { return sm::erf(x); });
+    // Phi(x), which exact GELU is x times: the compiler's decompose stage
+    // spells gelu with it (scalarmath.h says why not with erf).
+    addUnary<Rule::Float>(r, {"fusescope.normal_cdf(Tensor self) -> Tensor", "normal_cdf", 12},
+             [](auto x) { return sm::normal_cdf(x); });
     addUnary<Rule::Numeric>(r, {"aten.sign(Tensor self) -> Tensor", "sign", 2}, [](auto x) { return sm::sign(x); });
     addUnary<Rule::Numeric>(r, {"aten.floor(Tensor self) -> Tensor", "floor", 1},
              [](auto x) { return roundLike(x, [](auto v) { return std::floor(v); }); });
@@ -179,7 +183,7 @@ void registerUnaryWithArgs(OpRegistry &r)
             const Tensor inner = ops::mul(ops::add(x, cube), 0.79788456080286535588);
             return TensorList{ops::mul(ops::mul(x, 0.5), ops::add(ops::tanh(inner), 1.0))};
         }
-        return TensorList{ops::mul(ops::mul(x, 0.5), ops::add(ops::erf(ops::mul(x, 0.70710678118654752440)), 1.0))};
+        return TensorList{ops::mul(x, ops::normalCdf(x))};
     };
     r.add("aten.gelu(Tensor self, *, str approximate='none') -> Tensor", std::move(gelu));
 
@@ -564,6 +568,7 @@ FS_UNARY(hardswish, "aten.hardswish")
 FS_UNARY(silu, "aten.silu")
 FS_UNARY(mish, "aten.mish")
 FS_UNARY(erf, "aten.erf")
+FS_UNARY(normalCdf, "fusescope.normal_cdf")
 FS_UNARY(sign, "aten.sign")
 FS_UNARY(floor, "aten.floor")
 FS_UNARY(ceil, "aten.ceil")

@@ -30,6 +30,7 @@ Tensor gelu(const Tensor &x, const std::string &approximate = "none");
 Tensor silu(const Tensor &x);
 Tensor mish(const Tensor &x);
 Tensor erf(const Tensor &x);
+Tensor normalCdf(const Tensor &x); // Phi(x), the standard normal CDF
 Tensor sign(const Tensor &x);
 Tensor floor(const Tensor &x);
 Tensor ceil(const Tensor &x);
