@@ -353,6 +353,36 @@ private slots:
         QVERIFY2(matches(outB, ops::gelu(ops::add(b, 1.0)), why), why.c_str());
     }
 
+    // GELU written with erf compiles as x Phi(x) (the simplify stage says
+    // so) and agrees with its eager evaluation, saturation and NaN included.
+    void geluWrittenWithErfRunsAsNormalCdf()
+    {
+        const auto f = [](const TensorList &in) {
+            const Tensor x = in[0];
+            return TensorList{ops::mul(ops::mul(x, ops::add(ops::erf(ops::div(x, M_SQRT2)), 1.0)), 0.5)};
+        };
+        Generator gen(4);
+        std::vector<double> v = ops::mul(randn({16, 64}, gen), 3.0).toDoubleVector();
+        v[0] = std::nan("");
+        v[1] = INFINITY;
+        v[2] = -12;
+        const Tensor x = fromVector(v, {16, 64});
+        CompiledFunction fn = compile(f);
+        const Tensor y = fn({x}).front();
+        const std::vector<CompileStage> stages = fn.stages();
+        const std::vector<std::string> &log = stages[2].log;
+        QVERIFY(std::any_of(log.begin(), log.end(), [](const std::string &l) {
+            return l.find("= x Phi(x)") != std::string::npos;
+        }));
+        QVERIFY(stages[5].code.find("sm::normal_cdf<float>") != std::string::npos);
+        std::string why;
+        QVERIFY2(matches(y, f({x}).front(), why), why.c_str());
+        const std::vector<double> out = y.toDoubleVector();
+        QVERIFY(std::isnan(out[0]));
+        QCOMPARE(out[1], double(INFINITY));
+        QCOMPARE(out[2], 0.0);
+    }
+
     void graphBreakRunsTheOpEagerlyBetweenGraphs()
     {
         const TensorFn f = [](const TensorList &in) {

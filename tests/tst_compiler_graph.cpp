@@ -311,6 +311,50 @@ private slots:
         }
     }
 
+    // 0.5 x (1 + erf(x / sqrt 2)) as an ONNX export writes it (0-d f32
+    // initializers, the halving last) and as PyTorch decomposes gelu becomes
+    // x Phi(x); near misses stay as written.
+    void simplifyGeluOfErf_data()
+    {
+        QTest::addColumn<int>("form");
+        QTest::addColumn<bool>("rewritten");
+        QTest::newRow("onnx export") << 0 << true;
+        QTest::newRow("decomposed gelu") << 1 << true;
+        QTest::newRow("erf(x / 2)") << 2 << false;
+        QTest::newRow("another tensor halved") << 3 << false;
+        QTest::newRow("a quarter") << 4 << false;
+    }
+    void simplifyGeluOfErf()
+    {
+        QFETCH(int, form);
+        QFETCH(bool, rewritten);
+        const Tensor root2 = full({}, M_SQRT2), one = full({}, 1.0), half = full({}, 0.5);
+        const auto f = [&](const TensorList &in) {
+            const Tensor x = in[0];
+            switch (form) {
+            case 0: return TensorList{ops::mul(ops::mul(x, ops::add(ops::erf(ops::div(x, root2)), one)), half)};
+            case 1: return TensorList{ops::mul(ops::mul(x, 0.5), ops::add(ops::erf(ops::mul(x, M_SQRT1_2)), 1.0))};
+            case 2: return TensorList{ops::mul(ops::mul(x, ops::add(ops::erf(ops::div(x, 2.0)), 1.0)), 0.5)};
+            case 3: return TensorList{ops::mul(ops::mul(ops::exp(x), 0.5), ops::add(ops::erf(ops::mul(x, M_SQRT1_2)), 1.0))};
+            default: return TensorList{ops::mul(ops::mul(x, 0.25), ops::add(ops::erf(ops::mul(x, M_SQRT1_2)), 1.0))};
+            }
+        };
+        Graph g = captureFn(f, {4, 6}, {{"root2", root2}, {"one", one}, {"half", half}});
+        PassLog log;
+        simplify(g, log);
+        QCOMPARE(countTarget(g, "aten.erf"), rewritten ? 0 : 1);
+        QCOMPARE(countTarget(g, "fusescope.normal_cdf"), rewritten ? 1 : 0);
+        if (!rewritten)
+            return;
+        QCOMPARE(targets(g), (std::vector<std::string>{"fusescope.normal_cdf", "aten.mul"}));
+        const Node *mul = g.outputNode()->args()[0].ref().node;
+        QCOMPARE(mul->args()[0].ref().node->kind, NodeKind::Placeholder);
+        QCOMPARE(mul->args()[1].ref().node->args()[0].ref().node->kind, NodeKind::Placeholder);
+        QVERIFY(std::any_of(log.begin(), log.end(), [](const std::string &l) {
+            return l.starts_with("identity 0.5 x (1 + erf(x / sqrt 2)) = x Phi(x)");
+        }));
+    }
+
     void simplifyCommonSubexpressionsAndDeadCode()
     {
         Graph g = captureFn(

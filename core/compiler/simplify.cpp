@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <functional>
 #include <numeric>
 #include <optional>
@@ -334,6 +335,95 @@ std::optional<NodeRef> sumOfQuotient(Graph &g, Node &n)
         ->out();
 }
 
+// A number an argument holds: a constant, or a parameter of one element (an
+// ONNX file's scalars are 0-d initializers).
+std::optional<double> scalarOf(const Graph &g, const Arg &a)
+{
+    if (a.kind == Arg::Kind::Const)
+        return a.constant.isNumber() ? std::optional(a.constant.toDouble()) : std::nullopt;
+    if (!a.isRef() || a.ref().node->kind != NodeKind::GetAttr)
+        return std::nullopt;
+    const auto it = g.attrs.find(a.ref().node->target);
+    if (it == g.attrs.end() || it->second.isMeta() || it->second.numel() != 1)
+        return std::nullopt;
+    return it->second.toDoubleVector()[0];
+}
+
+// Equal to `want` as an f32 or f64 constant written for it.
+bool closeTo(std::optional<double> v, double want)
+{
+    return v && std::fabs(*v - want) <= 1e-7 * std::fabs(want);
+}
+
+// The factors of a product: the mul nodes under n that only it reads, taken apart.
+void productFactors(const Node &n, std::vector<Arg> &out, int depth)
+{
+    for (size_t i = 0; i < 2; ++i) {
+        const Arg &a = n.args()[i];
+        if (depth > 0 && a.isRef() && isOp(a.ref(), "aten.mul") && a.ref().node->users().size() == 1)
+            productFactors(*a.ref().node, out, depth - 1);
+        else
+            out.push_back(a);
+    }
+}
+
+// x where z is x / sqrt(2) or x times 1 / sqrt(2).
+std::optional<NodeRef> overRootTwo(const Graph &g, const Arg &z)
+{
+    if (!z.isRef())
+        return std::nullopt;
+    const Node &d = *z.ref().node;
+    if (isOp(z.ref(), "aten.div") && d.args()[2].constant.isNone() && closeTo(scalarOf(g, d.args()[1]), M_SQRT2))
+        return refArg(d, 0);
+    for (size_t i = 0; i < 2 && isOp(z.ref(), "aten.mul"); ++i) {
+        if (closeTo(scalarOf(g, d.args()[1 - i]), M_SQRT1_2))
+            return refArg(d, i);
+    }
+    return std::nullopt;
+}
+
+// x where a is 1 + erf(x / sqrt(2)), in either order.
+std::optional<NodeRef> onePlusErf(const Graph &g, const Arg &a)
+{
+    if (!a.isRef() || !isOp(a.ref(), "aten.add") || !isConst(a.ref().node->args()[2], 1))
+        return std::nullopt;
+    const Node &add = *a.ref().node;
+    for (size_t i = 0; i < 2; ++i) {
+        const Arg &e = add.args()[i];
+        if (e.isRef() && isOp(e.ref(), "aten.erf") && closeTo(scalarOf(g, add.args()[1 - i]), 1))
+            return overRootTwo(g, e.ref().node->args()[0]);
+    }
+    return std::nullopt;
+}
+
+// 0.5 x (1 + erf(x / sqrt 2)), exact GELU as an ONNX file before opset 20
+// (which has no Gelu) or a user writes it, becomes x Phi(x) as gelu
+// decomposes: one division-free function instead of erf's two forms
+// (scalarmath.h), and no 1 + erf cancelling below 0.
+std::optional<NodeRef> geluOfErf(Graph &g, Node &n)
+{
+    std::vector<Arg> f;
+    productFactors(n, f, 2);
+    if (f.size() != 3)
+        return std::nullopt;
+    for (size_t half = 0; half < 3; ++half) {
+        for (size_t erf = 0; erf < 3; ++erf) {
+            const size_t x = 3 - half - erf;
+            if (half == erf || !closeTo(scalarOf(g, f[half]), 0.5) || !f[x].isRef())
+                continue;
+            const NodeRef in = f[x].ref();
+            const TensorMeta &m = in.node->meta(in.index);
+            if (onePlusErf(g, f[erf]) != in || !isFloating(m.dtype) || m.sizes != n.meta().sizes
+                || m.dtype != n.meta().dtype)
+                continue;
+            const TensorMeta cdfMeta{m.sizes, contiguousStrides(m.sizes), 0, m.dtype};
+            Node *cdf = replacement(g, n, "fusescope.normal_cdf", {Arg::of(in)}, {cdfMeta}, "normal_cdf");
+            return replacement(g, n, "aten.mul", {Arg::of(in), Arg::of(cdf->out())}, n.outputs, "mul")->out();
+        }
+    }
+    return std::nullopt;
+}
+
 const std::vector<Identity> &identities()
 {
     // clang-format off
@@ -357,6 +447,7 @@ const std::vector<Identity> &identities()
         {"aten.permute",  "permute(permute(x, p), q) = permute(x, p[q])", collapsePermute},
         {"aten.sum",      "sum(x, -d) = sum(x, rank - d)", normalizeSumDims},
         {"aten.sum",      "sum(a / b, d) = sum(a, d) / b, b constant along d", sumOfQuotient},
+        {"aten.mul",      "0.5 x (1 + erf(x / sqrt 2)) = x Phi(x)", geluOfErf},
     };
     // clang-format on
     return rules;
