@@ -407,13 +407,13 @@ std::optional<NodeRef> geluOfErf(Graph &g, Node &n)
     if (f.size() != 3)
         return std::nullopt;
     for (size_t half = 0; half < 3; ++half) {
-        for (size_t erf = 0; erf < 3; ++erf) {
-            const size_t x = 3 - half - erf;
-            if (half == erf || !closeTo(scalarOf(g, f[half]), 0.5) || !f[x].isRef())
+        for (size_t sum = 0; sum < 3; ++sum) {
+            const size_t x = 3 - half - sum;
+            if (half == sum || !closeTo(scalarOf(g, f[half]), 0.5) || !f[x].isRef())
                 continue;
             const NodeRef in = f[x].ref();
             const TensorMeta &m = in.node->meta(in.index);
-            if (onePlusErf(g, f[erf]) != in || !isFloating(m.dtype) || m.sizes != n.meta().sizes
+            if (onePlusErf(g, f[sum]) != in || !isFloating(m.dtype) || m.sizes != n.meta().sizes
                 || m.dtype != n.meta().dtype)
                 continue;
             const TensorMeta cdfMeta{m.sizes, contiguousStrides(m.sizes), 0, m.dtype};
