@@ -383,6 +383,28 @@ private slots:
         QCOMPARE(out[2], 0.0);
     }
 
+    // gelu's tanh form decomposes into x sigmoid(2 z), as sm::gelu_tanh
+    // computes it eagerly.
+    void geluTanhCompilesAsXTimesSigmoid()
+    {
+        const auto f = [](const TensorList &in) { return TensorList{ops::gelu(in[0], "tanh")}; };
+        Generator gen(6);
+        std::vector<double> v = ops::mul(randn({8, 64}, gen), 3.0).toDoubleVector();
+        v[0] = std::nan("");
+        v[1] = INFINITY;
+        v[2] = -INFINITY;
+        const Tensor x = fromVector(v, {8, 64});
+        CompiledFunction fn = compile(f);
+        const Tensor y = fn({x}).front();
+        QVERIFY(fn.stages()[5].code.find("sm::sigmoid<float>") != std::string::npos);
+        std::string why;
+        QVERIFY2(matches(y, f({x}).front(), why), why.c_str());
+        const std::vector<double> out = y.toDoubleVector();
+        QVERIFY(std::isnan(out[0]));
+        QCOMPARE(out[1], double(INFINITY));
+        QVERIFY(std::isnan(out[2])); // -inf * 0, as 0.5 x (1 + tanh(z)) gives
+    }
+
     void graphBreakRunsTheOpEagerlyBetweenGraphs()
     {
         const TensorFn f = [](const TensorList &in) {

@@ -180,8 +180,7 @@ void registerUnaryWithArgs(OpRegistry &r)
         const Tensor &x = arg(a, 0);
         if (a[1].toStringRef() == "tanh") {
             const Tensor cube = ops::mul(ops::mul(ops::mul(x, 0.044715), x), x);
-            const Tensor inner = ops::mul(ops::add(x, cube), 0.79788456080286535588);
-            return TensorList{ops::mul(ops::mul(x, 0.5), ops::add(ops::tanh(inner), 1.0))};
+            return TensorList{ops::mul(x, ops::sigmoid(ops::mul(ops::add(x, cube), 1.59576912160573071176)))};
         }
         return TensorList{ops::mul(x, ops::normalCdf(x))};
     };

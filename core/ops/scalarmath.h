@@ -288,10 +288,14 @@ template <typename T> inline T hardswish(T x) { return x * hardsigmoid(x); }
 template <typename T> inline T normal_cdf(T x) { return T(0.5) * std::erfc(x * T(-0.70710678118654752440)); }
 template <> inline float normal_cdf(float x) { return normalCdff(x); }
 template <typename T> inline T gelu(T x) { return x * normal_cdf<T>(x); }
+// GELU's tanh approximation 0.5 x (1 + tanh(z)), z = sqrt(2 / pi) (x +
+// 0.044715 x^3), taken as x sigmoid(2 z), equal in exact arithmetic: 1 +
+// tanh(z) cancelled below 0 (202 ulp on [-3, -1), 13 now), and sigmoid's one
+// form is cheaper than tanh's two (a loop of it ran 1.6x faster).
 template <typename T> inline T gelu_tanh(T x)
 {
-    const T inner = T(0.79788456080286535588) * (x + T(0.044715) * x * x * x);
-    return T(0.5) * x * (T(1) + tanh<T>(inner));
+    const T twoZ = (x + T(0.044715) * x * x * x) * T(1.59576912160573071176);
+    return x * sigmoid<T>(twoZ);
 }
 template <typename T> inline T silu(T x) { return x * sigmoid(x); }
 template <typename T> inline T softplus(T x)
