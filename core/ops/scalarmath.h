@@ -298,13 +298,18 @@ template <typename T> inline T gelu_tanh(T x)
     return x * sigmoid<T>(twoZ);
 }
 template <typename T> inline T silu(T x) { return x * sigmoid(x); }
-template <typename T> inline T softplus(T x)
+// x tanh(log(1 + n)), n = e^x, in closed form: x m / (m + 2), m = n (n + 2).
+// One exp and a division where softplus and tanh took three transcendentals
+// (a loop of it ran 6x faster), and no 1 + n rounding e^x away: 4.3 ulp at
+// most where that had 80 above -5 and returned -0 below -17. Above 20,
+// tanh(softplus(x)) is 1 in f32 and f64, and from 44 on m overflows f32.
+template <typename T> inline T mish(T x)
 {
-    // log(1 + e^x) without overflow: max(x,0) + log1p(e^-|x|)
-    const T a = x < T(0) ? -x : x;
-    return (x > T(0) ? x : T(0)) + log<T>(T(1) + exp<T>(-a));
+    const T n = exp<T>(x);
+    const T m = n * (n + T(2));
+    const T y = x * (m / (m + T(2)));
+    return x > T(20) ? x : y;
 }
-template <typename T> inline T mish(T x) { return x * tanh<T>(softplus(x)); }
 template <typename T> inline T rsqrt(T x) { return T(1) / std::sqrt(x); }
 template <typename T> inline T reciprocal(T x) { return T(1) / x; }
 template <typename T> inline T sign(T x) { return T((x > T(0)) - (x < T(0))); }
