@@ -98,6 +98,7 @@ struct UlpCase {
 
 const UlpCase kUlpCases[] = {
     {"aten.exp", [](double x) { return std::exp(x); }, -87.3, 88.3, 1.5},
+    {"aten.exp2", [](double x) { return std::exp2(x); }, -126, 127.4, 1.5},
     {"aten.erf", [](double x) { return std::erf(x); }, -1e30, 1e30, 2},
     {"aten.sigmoid", sigmoidRef, -87, 1e30, 3},
     {"aten.tanh", [](double x) { return std::tanh(x); }, -1e30, 1e30, 2},
@@ -206,6 +207,9 @@ private slots:
                                      << std::vector<double>{nan, sigmoidRef(-87), 1};
         QTest::newRow("normal_cdf") << "fusescope.normal_cdf" << std::vector<double>{-inf, inf, nan, -0.0, 0, -30, 30, -1e30}
                                     << std::vector<double>{0, 1, nan, 0.5, 0.5, 0, 1, 0};
+        QTest::newRow("exp2") << "aten.exp2" << std::vector<double>{127, -126, 128, -130, -inf, inf, nan, 0.5}
+                              << std::vector<double>{std::ldexp(1.0, 127), std::ldexp(1.0, -126), inf, 0, 0, inf, nan,
+                                                     std::sqrt(2.0)};
         QTest::newRow("mish") << "aten.mish" << std::vector<double>{-inf, inf, nan, 21, 1e30}
                               << std::vector<double>{nan, inf, nan, 21, 1e30};
         // -inf * Phi(-inf) is -inf * 0: NaN, as PyTorch gives.

@@ -217,6 +217,18 @@ inline float erff(float x)
     return a < 0.921875f ? erfSmall(x) : std::copysign(big, x);
 }
 
+// 2^f for |f| <= 1/2, relative error 2e-9 (a minimax fit).
+inline float exp2Fraction(float f)
+{
+    float p = 1.534582116e-04f;
+    p = p * f + 1.339993440e-03f;
+    p = p * f + 9.618489072e-03f;
+    p = p * f + 5.550328642e-02f;
+    p = p * f + 2.402264625e-01f;
+    p = p * f + 6.931471825e-01f;
+    return p * f + 1.0f;
+}
+
 // Phi(x), the standard normal CDF that exact GELU weighs x by, in one
 // division-free form: Phi(-|x|) = 2^Q(|x|), Q a fit of log2 Phi(-a) on
 // [0, 6] weighted by Phi(-a) itself, so its error is absolute (under 9e-8
@@ -245,16 +257,21 @@ inline float normalCdff(float x)
     // 2^q as in erfcTail, with a degree more: Phi near 0.5 needs 2^f to 2e-9.
     const float shifter = kScaleShifter;
     const float u = q + shifter;
-    const float f = q - (u - shifter);
-    float p = 1.534582116e-04f;
-    p = p * f + 1.339993440e-03f;
-    p = p * f + 9.618489072e-03f;
-    p = p * f + 5.550328642e-02f;
-    p = p * f + 2.402264625e-01f;
-    p = p * f + 6.931471825e-01f;
-    p = p * f + 1.0f;
-    const float lower = p * scaleOfShifted(u);
+    const float lower = exp2Fraction(q - (u - shifter)) * scaleOfShifted(u);
     return x < 0.0f ? lower : 1.0f - lower;
+}
+
+// 2^x: n = round(x) and f = x - n exactly, so nothing is lost to rounding
+// x ln 2 (exp(x ln 2) was 68 ulp off near 99). As exp: infinity from 127.5
+// on (the true result is finite below 128), 0 below -127 rather than a
+// subnormal; NaN stays NaN.
+inline float exp2f(float x)
+{
+    const float c = x > 128.0f ? 128.0f : x;
+    const float xc = x < -127.0f ? -127.0f : c; // n = -127 makes the scale 0
+    const float shifter = kScaleShifter;
+    const float u = xc + shifter;
+    return exp2Fraction(xc - (u - shifter)) * scaleOfShifted(u);
 }
 
 // --- generic forms: f32 uses the polynomials above, f64 uses libm ---------------
@@ -313,7 +330,8 @@ template <typename T> inline T mish(T x)
 template <typename T> inline T rsqrt(T x) { return T(1) / std::sqrt(x); }
 template <typename T> inline T reciprocal(T x) { return T(1) / x; }
 template <typename T> inline T sign(T x) { return T((x > T(0)) - (x < T(0))); }
-template <typename T> inline T exp2(T x) { return exp<T>(x * T(0.69314718055994530942)); }
+template <typename T> inline T exp2(T x) { return std::exp2(x); }
+template <> inline float exp2(float x) { return exp2f(x); }
 template <typename T> inline T log1p(T x) { return std::log1p(x); }
 template <typename T> inline T maximum(T a, T b) { return (a != a || a > b) ? a : b; }
 template <typename T> inline T minimum(T a, T b) { return (a != a || a < b) ? a : b; }
