@@ -99,6 +99,7 @@ struct UlpCase {
 const UlpCase kUlpCases[] = {
     {"aten.exp", [](double x) { return std::exp(x); }, -87.3, 88.3, 1.5},
     {"aten.exp2", [](double x) { return std::exp2(x); }, -126, 127.4, 1.5},
+    {"aten.log1p", [](double x) { return std::log1p(x); }, -0.9999999, 1e30, 2},
     {"aten.erf", [](double x) { return std::erf(x); }, -1e30, 1e30, 2},
     {"aten.sigmoid", sigmoidRef, -87, 1e30, 3},
     {"aten.tanh", [](double x) { return std::tanh(x); }, -1e30, 1e30, 2},
@@ -210,6 +211,8 @@ private slots:
         QTest::newRow("exp2") << "aten.exp2" << std::vector<double>{127, -126, 128, -130, -inf, inf, nan, 0.5}
                               << std::vector<double>{std::ldexp(1.0, 127), std::ldexp(1.0, -126), inf, 0, 0, inf, nan,
                                                      std::sqrt(2.0)};
+        QTest::newRow("log1p") << "aten.log1p" << std::vector<double>{-1, -2, inf, nan, -0.0, 1e-30, 1e30}
+                               << std::vector<double>{-inf, nan, inf, nan, -0.0, 1e-30, std::log1p(double(float(1e30)))};
         QTest::newRow("mish") << "aten.mish" << std::vector<double>{-inf, inf, nan, 21, 1e30}
                               << std::vector<double>{nan, inf, nan, 21, 1e30};
         // -inf * Phi(-inf) is -inf * 0: NaN, as PyTorch gives.

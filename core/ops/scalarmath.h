@@ -150,6 +150,19 @@ inline float logf(float x)
     return y;
 }
 
+// log(1 + x) as log(u) + (x - (u - 1)) / u, u = 1 + x rounded: the second
+// term is what u's rounding lost (u - 1 and x - (u - 1) are exact). Within
+// 1.44 ulp measured (just below 0, where log(u) cancels most), and vector
+// code: libm's scalar log1pf held a fused loop to one element at a time
+// (8.7 ns an element, 0.46 with this).
+inline float log1pf(float x)
+{
+    const float u = 1.0f + x;
+    const float l = logf(u);
+    const float r = (x == INFINITY || u == 0.0f) ? l : l + (x - (u - 1.0f)) / u; // inf - inf, 0 / 0 else
+    return x == 0.0f ? x : r;                                                   // -0 stays -0
+}
+
 inline float tanhf(float x)
 {
     const float a = std::fabs(x);
@@ -333,6 +346,7 @@ template <typename T> inline T sign(T x) { return T((x > T(0)) - (x < T(0))); }
 template <typename T> inline T exp2(T x) { return std::exp2(x); }
 template <> inline float exp2(float x) { return exp2f(x); }
 template <typename T> inline T log1p(T x) { return std::log1p(x); }
+template <> inline float log1p(float x) { return log1pf(x); }
 template <typename T> inline T maximum(T a, T b) { return (a != a || a > b) ? a : b; }
 template <typename T> inline T minimum(T a, T b) { return (a != a || a < b) ? a : b; }
 
