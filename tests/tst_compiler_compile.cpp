@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -403,6 +404,26 @@ private slots:
         QVERIFY(std::isnan(out[0]));
         QCOMPARE(out[1], double(INFINITY));
         QVERIFY(std::isnan(out[2])); // -inf * 0, as 0.5 x (1 + tanh(z)) gives
+    }
+
+    // pow(x, 2) runs as x * x compiled: the same bits as eager pow, overflow,
+    // subnormals, infinities and NaN included.
+    void squareCompilesToTheSameBits()
+    {
+        const auto f = [](const TensorList &in) { return TensorList{ops::pow(in[0], 2.0)}; };
+        Generator gen(7);
+        std::vector<double> v = ops::mul(randn({4, 64}, gen), 1e3).toDoubleVector();
+        const double special[] = {std::nan(""), INFINITY, -INFINITY, 1e20, -1e-20, 1e-40, -0.0};
+        std::copy(std::begin(special), std::end(special), v.begin());
+        const Tensor x = fromVector(v, {4, 64});
+        CompiledFunction fn = compile(f);
+        const std::vector<double> got = fn({x}).front().toDoubleVector(), want = f({x}).front().toDoubleVector();
+        QVERIFY(fn.stages()[5].code.find("sm::pow") == std::string::npos);
+        for (size_t i = 0; i < want.size(); ++i) {
+            const bool same = std::isnan(want[i]) ? std::isnan(got[i])
+                                                  : std::memcmp(&got[i], &want[i], sizeof(double)) == 0;
+            QVERIFY2(same, qPrintable(QString("element %1: %2 vs %3").arg(i).arg(got[i]).arg(want[i])));
+        }
     }
 
     void graphBreakRunsTheOpEagerlyBetweenGraphs()

@@ -355,6 +355,31 @@ private slots:
         }));
     }
 
+    // x ** 2 becomes x * x, the exponent a constant or a 0-d parameter (as an
+    // ONNX Pow has it); other exponents, and a square that broadcasts x to a
+    // bigger shape, stay pow.
+    void simplifySquareIsAProduct()
+    {
+        const Tensor two = full({}, 2.0), twoByTwo = full({2, 1, 1}, 2.0);
+        Graph g = captureFn(
+            [&](const TensorList &in) {
+                const Tensor x = in[0];
+                return TensorList{ops::pow(x, 2.0), ops::pow(x, two), ops::pow(x, 3.0), ops::pow(x, twoByTwo)};
+            },
+            {4, 6}, {{"two", two}, {"twoByTwo", twoByTwo}});
+        PassLog log;
+        simplify(g, log);
+        QCOMPARE(countTarget(g, "aten.mul"), 1); // the two squares are one common subexpression
+        QCOMPARE(countTarget(g, "aten.pow"), 2);
+        const Node *mul = g.outputNode()->args()[0].refs[0].node;
+        QCOMPARE(mul->target, std::string("aten.mul"));
+        QCOMPARE(mul->args()[0].ref().node->kind, NodeKind::Placeholder);
+        QCOMPARE(mul->args()[1].ref().node, mul->args()[0].ref().node);
+        QVERIFY(std::any_of(log.begin(), log.end(), [](const std::string &l) {
+            return l.starts_with("identity x ** 2 = x * x");
+        }));
+    }
+
     void simplifyCommonSubexpressionsAndDeadCode()
     {
         Graph g = captureFn(

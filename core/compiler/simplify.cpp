@@ -424,6 +424,21 @@ std::optional<NodeRef> geluOfErf(Graph &g, Node &n)
     return std::nullopt;
 }
 
+// x ** 2 = x * x: both are the exact square rounded once (libm's pow to its
+// last bit), and a product stays in vector code where pow is a libm call per
+// element. The exponent may be a one-element parameter, as ONNX's Pow has it.
+std::optional<NodeRef> squareAsProduct(Graph &g, Node &n)
+{
+    const auto x = refArg(n, 0);
+    const std::optional<double> e = scalarOf(g, n.args()[1]);
+    if (!x || !e || *e != 2)
+        return std::nullopt;
+    const TensorMeta &m = x->node->meta(x->index);
+    if (!isFloating(m.dtype) || m.dtype != n.meta().dtype || m.sizes != n.meta().sizes)
+        return std::nullopt;
+    return replacement(g, n, "aten.mul", {Arg::of(*x), Arg::of(*x)}, n.outputs, "mul")->out();
+}
+
 const std::vector<Identity> &identities()
 {
     // clang-format off
@@ -448,6 +463,7 @@ const std::vector<Identity> &identities()
         {"aten.sum",      "sum(x, -d) = sum(x, rank - d)", normalizeSumDims},
         {"aten.sum",      "sum(a / b, d) = sum(a, d) / b, b constant along d", sumOfQuotient},
         {"aten.mul",      "0.5 x (1 + erf(x / sqrt 2)) = x Phi(x)", geluOfErf},
+        {"aten.pow",      "x ** 2 = x * x",         squareAsProduct},
     };
     // clang-format on
     return rules;
