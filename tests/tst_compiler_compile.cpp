@@ -406,6 +406,27 @@ private slots:
         QVERIFY(std::isnan(out[2])); // -inf * 0, as 0.5 x (1 + tanh(z)) gives
     }
 
+    // GELU's tanh form written out with pow (as GPT-2 writes it) compiles to
+    // x sigmoid(2 z) and agrees with its eager evaluation; no pow is called.
+    void geluTanhWrittenOutRunsAsSigmoid()
+    {
+        const Tensor three = full({}, 3.0);
+        const auto f = [&](const TensorList &in) {
+            const Tensor x = in[0];
+            const Tensor inner = ops::mul(ops::add(x, ops::mul(ops::pow(x, three), 0.044715)), std::sqrt(2 / M_PI));
+            return TensorList{ops::mul(ops::mul(x, 0.5), ops::add(ops::tanh(inner), 1.0))};
+        };
+        Generator gen(8);
+        const Tensor x = ops::mul(randn({8, 64}, gen), 3.0);
+        CompiledFunction fn = compile(f, {{"three", three}});
+        const Tensor y = fn({x}).front();
+        const std::vector<CompileStage> stages = fn.stages();
+        QVERIFY(stages[5].code.find("sm::pow") == std::string::npos);
+        QVERIFY(stages[5].code.find("sm::sigmoid<float>") != std::string::npos);
+        std::string why;
+        QVERIFY2(matches(y, f({x}).front(), why), why.c_str());
+    }
+
     // pow(x, 2) runs as x * x compiled: the same bits as eager pow, overflow,
     // subnormals, infinities and NaN included.
     void squareCompilesToTheSameBits()

@@ -355,6 +355,40 @@ private slots:
         }));
     }
 
+    // GELU's tanh form as GPT-2's ONNX exports write it (x^3 a Pow of a 0-d
+    // exponent, the constants 0-d parameters) and with x * x * x becomes
+    // x sigmoid(2 z); another coefficient stays as written.
+    void simplifyGeluOfTanh_data()
+    {
+        QTest::addColumn<int>("form");
+        QTest::addColumn<bool>("rewritten");
+        QTest::newRow("onnx export, pow") << 0 << true;
+        QTest::newRow("x * x * x") << 1 << true;
+        QTest::newRow("0.05 x^3") << 2 << false;
+    }
+    void simplifyGeluOfTanh()
+    {
+        QFETCH(int, form);
+        QFETCH(bool, rewritten);
+        const Tensor three = full({}, 3.0), c = full({}, 0.044715), k = full({}, std::sqrt(2 / M_PI));
+        const auto f = [&](const TensorList &in) {
+            const Tensor x = in[0];
+            const Tensor cube = form == 0 ? ops::pow(x, three) : ops::mul(ops::mul(x, x), x);
+            const Tensor inner = form == 0 ? ops::mul(ops::add(x, ops::mul(cube, c)), k)
+                                           : ops::mul(std::sqrt(2 / M_PI), ops::add(ops::mul(form == 2 ? 0.05 : 0.044715, cube), x));
+            return TensorList{ops::mul(ops::mul(x, 0.5), ops::add(ops::tanh(inner), 1.0))};
+        };
+        Graph g = captureFn(f, {4, 6}, {{"three", three}, {"c", c}, {"k", k}});
+        PassLog log;
+        simplify(g, log);
+        QCOMPARE(countTarget(g, "aten.tanh"), rewritten ? 0 : 1);
+        QCOMPARE(countTarget(g, "aten.sigmoid"), rewritten ? 1 : 0);
+        QCOMPARE(countTarget(g, "aten.pow"), 0); // form 0's pow is gone; the others never had one
+        QCOMPARE(std::any_of(log.begin(), log.end(),
+                             [](const std::string &l) { return l.starts_with("identity 0.5 x (1 + tanh(z)) = x sigmoid(2 z)"); }),
+                 rewritten);
+    }
+
     // x ** 2 becomes x * x, the exponent a constant or a 0-d parameter (as an
     // ONNX Pow has it); other exponents, and a square that broadcasts x to a
     // bigger shape, stay pow.

@@ -396,32 +396,120 @@ std::optional<NodeRef> onePlusErf(const Graph &g, const Arg &a)
     return std::nullopt;
 }
 
-// 0.5 x (1 + erf(x / sqrt 2)), exact GELU as an ONNX file before opset 20
-// (which has no Gelu) or a user writes it, becomes x Phi(x) as gelu
-// decomposes: one division-free function instead of erf's two forms
-// (scalarmath.h), and no 1 + erf cancelling below 0.
-std::optional<NodeRef> geluOfErf(Graph &g, Node &n)
+using GeluFactor = std::optional<NodeRef> (*)(const Graph &, const Arg &);
+
+// x where n is the product 0.5 x f(x), in any order, f matched by `factor`
+// (which returns the x it was of), x of n's shape and floating dtype.
+std::optional<NodeRef> halfXTimes(const Graph &g, const Node &n, GeluFactor factor)
 {
     std::vector<Arg> f;
     productFactors(n, f, 2);
     if (f.size() != 3)
         return std::nullopt;
     for (size_t half = 0; half < 3; ++half) {
-        for (size_t sum = 0; sum < 3; ++sum) {
-            const size_t x = 3 - half - sum;
-            if (half == sum || !closeTo(scalarOf(g, f[half]), 0.5) || !f[x].isRef())
+        for (size_t other = 0; other < 3; ++other) {
+            const size_t x = 3 - half - other;
+            if (half == other || !closeTo(scalarOf(g, f[half]), 0.5) || !f[x].isRef())
                 continue;
             const NodeRef in = f[x].ref();
             const TensorMeta &m = in.node->meta(in.index);
-            if (onePlusErf(g, f[sum]) != in || !isFloating(m.dtype) || m.sizes != n.meta().sizes
-                || m.dtype != n.meta().dtype)
-                continue;
-            const TensorMeta cdfMeta{m.sizes, contiguousStrides(m.sizes), 0, m.dtype};
-            Node *cdf = replacement(g, n, "fusescope.normal_cdf", {Arg::of(in)}, {cdfMeta}, "normal_cdf");
-            return replacement(g, n, "aten.mul", {Arg::of(in), Arg::of(cdf->out())}, n.outputs, "mul")->out();
+            if (factor(g, f[other]) == in && isFloating(m.dtype) && m.sizes == n.meta().sizes
+                && m.dtype == n.meta().dtype)
+                return in;
         }
     }
     return std::nullopt;
+}
+
+// A node of x's geometry in n's place.
+Node *like(Graph &g, Node &n, const NodeRef &x, const std::string &target, std::vector<Arg> args)
+{
+    const TensorMeta &m = x.node->meta(x.index);
+    const TensorMeta meta{m.sizes, contiguousStrides(m.sizes), 0, m.dtype};
+    return replacement(g, n, target, std::move(args), {meta}, target.substr(target.find('.') + 1));
+}
+
+// 0.5 x (1 + erf(x / sqrt 2)), exact GELU as an ONNX file before opset 20
+// (which has no Gelu) or a user writes it, becomes x Phi(x) as gelu
+// decomposes: one division-free function instead of erf's two forms
+// (scalarmath.h), and no 1 + erf cancelling below 0.
+std::optional<NodeRef> geluOfErf(Graph &g, Node &n)
+{
+    const std::optional<NodeRef> x = halfXTimes(g, n, onePlusErf);
+    if (!x)
+        return std::nullopt;
+    Node *cdf = like(g, n, *x, "fusescope.normal_cdf", {Arg::of(*x)});
+    return replacement(g, n, "aten.mul", {Arg::of(*x), Arg::of(cdf->out())}, n.outputs, "mul")->out();
+}
+
+// The other operand of a two-operand node when one of them is `value`.
+std::optional<Arg> besideScalar(const Graph &g, const Node &n, double value)
+{
+    for (size_t i = 0; i < 2; ++i) {
+        if (closeTo(scalarOf(g, n.args()[1 - i]), value))
+            return n.args()[i];
+    }
+    return std::nullopt;
+}
+
+// x where c is x^3: pow(x, 3) or a product of three x.
+std::optional<NodeRef> cubeOf(const Graph &g, const Arg &c)
+{
+    if (!c.isRef())
+        return std::nullopt;
+    const Node &n = *c.ref().node;
+    if (isOp(c.ref(), "aten.pow") && scalarOf(g, n.args()[1]) == 3.0)
+        return refArg(n, 0);
+    std::vector<Arg> f;
+    if (isOp(c.ref(), "aten.mul"))
+        productFactors(n, f, 1);
+    if (f.size() != 3 || !f[0].isRef() || !f[1].isRef() || !f[2].isRef() || f[0].ref() != f[1].ref()
+        || f[0].ref() != f[2].ref())
+        return std::nullopt;
+    return f[0].ref();
+}
+
+// x where a is 1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)), operands in any order.
+std::optional<NodeRef> onePlusTanh(const Graph &g, const Arg &a)
+{
+    if (!a.isRef() || !isOp(a.ref(), "aten.add") || !isConst(a.ref().node->args()[2], 1))
+        return std::nullopt;
+    const std::optional<Arg> th = besideScalar(g, *a.ref().node, 1);
+    if (!th || !th->isRef() || !isOp(th->ref(), "aten.tanh") || !th->ref().node->args()[0].isRef()
+        || !isOp(th->ref().node->args()[0].ref(), "aten.mul"))
+        return std::nullopt;
+    const std::optional<Arg> sum = besideScalar(g, *th->ref().node->args()[0].ref().node, 0.79788456080286535588);
+    if (!sum || !sum->isRef() || !isOp(sum->ref(), "aten.add") || !isConst(sum->ref().node->args()[2], 1))
+        return std::nullopt;
+    const Node &s = *sum->ref().node;
+    for (size_t i = 0; i < 2; ++i) {
+        const Arg &x = s.args()[i], &t = s.args()[1 - i];
+        if (!x.isRef() || !t.isRef() || !isOp(t.ref(), "aten.mul"))
+            continue;
+        const std::optional<Arg> cube = besideScalar(g, *t.ref().node, 0.044715);
+        if (cube && cubeOf(g, *cube) == x.ref())
+            return x.ref();
+    }
+    return std::nullopt;
+}
+
+// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), GELU's tanh form as
+// ONNX exports of GPT-2 write it (x^3 a Pow, a libm call per element),
+// becomes x sigmoid(2 z) as gelu(x, 'tanh') decomposes: equal in exact
+// arithmetic, without 1 + tanh cancelling below 0 (scalarmath.h).
+std::optional<NodeRef> geluOfTanh(Graph &g, Node &n)
+{
+    const std::optional<NodeRef> x = halfXTimes(g, n, onePlusTanh);
+    if (!x)
+        return std::nullopt;
+    const Arg in = Arg::of(*x);
+    Node *cube = like(g, n, *x, "aten.mul", {in, Arg::of(Value(0.044715))});
+    cube = like(g, n, *x, "aten.mul", {Arg::of(cube->out()), in});
+    cube = like(g, n, *x, "aten.mul", {Arg::of(cube->out()), in});
+    Node *sum = like(g, n, *x, "aten.add", {in, Arg::of(cube->out()), Arg::of(Value(1.0))});
+    Node *twoZ = like(g, n, *x, "aten.mul", {Arg::of(sum->out()), Arg::of(Value(1.59576912160573071176))});
+    Node *sig = like(g, n, *x, "aten.sigmoid", {Arg::of(twoZ->out())});
+    return replacement(g, n, "aten.mul", {in, Arg::of(sig->out())}, n.outputs, "mul")->out();
 }
 
 // x ** 2 = x * x: both are the exact square rounded once (libm's pow to its
@@ -463,6 +551,7 @@ const std::vector<Identity> &identities()
         {"aten.sum",      "sum(x, -d) = sum(x, rank - d)", normalizeSumDims},
         {"aten.sum",      "sum(a / b, d) = sum(a, d) / b, b constant along d", sumOfQuotient},
         {"aten.mul",      "0.5 x (1 + erf(x / sqrt 2)) = x Phi(x)", geluOfErf},
+        {"aten.mul",      "0.5 x (1 + tanh(z)) = x sigmoid(2 z), z = sqrt(2 / pi) (x + 0.044715 x^3)", geluOfTanh},
         {"aten.pow",      "x ** 2 = x * x",         squareAsProduct},
     };
     // clang-format on
