@@ -206,13 +206,15 @@ private slots:
                                    << std::vector<double>{std::exp(double(-87.3f)), std::exp(double(88.3f)), 1};
         QTest::newRow("sigmoid nan") << "aten.sigmoid" << std::vector<double>{nan, -87, 88}
                                      << std::vector<double>{nan, sigmoidRef(-87), 1};
-        QTest::newRow("normal_cdf") << "fusescope.normal_cdf" << std::vector<double>{-inf, inf, nan, -0.0, 0, -30, 30, -1e30}
+        QTest::newRow("normal_cdf") << "fusescope.normal_cdf"
+                                    << std::vector<double>{-inf, inf, nan, -0.0, 0, -30, 30, -1e30}
                                     << std::vector<double>{0, 1, nan, 0.5, 0.5, 0, 1, 0};
         QTest::newRow("exp2") << "aten.exp2" << std::vector<double>{127, -126, 128, -130, -inf, inf, nan, 0.5}
                               << std::vector<double>{std::ldexp(1.0, 127), std::ldexp(1.0, -126), inf, 0, 0, inf, nan,
                                                      std::sqrt(2.0)};
         QTest::newRow("log1p") << "aten.log1p" << std::vector<double>{-1, -2, inf, nan, -0.0, 1e-30, 1e30}
-                               << std::vector<double>{-inf, nan, inf, nan, -0.0, 1e-30, std::log1p(double(float(1e30)))};
+                               << std::vector<double>{-inf, nan, inf, nan, -0.0, 1e-30,
+                                                      std::log1p(double(float(1e30)))};
         QTest::newRow("mish") << "aten.mish" << std::vector<double>{-inf, inf, nan, 21, 1e30}
                               << std::vector<double>{nan, inf, nan, 21, 1e30};
         // -inf * Phi(-inf) is -inf * 0: NaN, as PyTorch gives.
