@@ -512,9 +512,9 @@ std::optional<NodeRef> geluOfTanh(Graph &g, Node &n)
     return replacement(g, n, "aten.mul", {in, Arg::of(sig->out())}, n.outputs, "mul")->out();
 }
 
-// x ** 2 = x * x: both are the exact square rounded once (libm's pow to its
-// last bit), and a product stays in vector code where pow is a libm call per
-// element. The exponent may be a one-element parameter, as ONNX's Pow has it.
+// x ** 2 = x * x: the square correctly rounded, as eager pow computes it too
+// (pointwise.cpp), and a product stays in vector code where pow is a libm call
+// per element. The exponent may be a one-element parameter, as ONNX's Pow has it.
 std::optional<NodeRef> squareAsProduct(Graph &g, Node &n)
 {
     const auto x = refArg(n, 0);
