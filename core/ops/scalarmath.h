@@ -275,8 +275,8 @@ inline float normalCdff(float x)
 }
 
 // 2^x: n = round(x) and f = x - n exactly, so nothing is lost to rounding
-// x ln 2 (exp(x ln 2) was 68 ulp off near 99). As exp: infinity from 127.5
-// on (the true result is finite below 128), 0 below -127 rather than a
+// x ln 2 (exp(x ln 2) was 68 ulp off near 99). As exp: infinity above 127.5
+// (the true result is finite below 128), 0 from -126.5 down rather than a
 // subnormal; NaN stays NaN.
 inline float exp2f(float x)
 {
