@@ -282,7 +282,7 @@ constexpr bool isBoolType = std::is_same_v<T, bool>;
 // x * x: the square correctly rounded (glibc's pow, within 0.52 ulp, is one ulp
 // off it for about 1 random input in 1,400), in vector code, where libm's pow
 // is a call per element (an RMSNorm's mean of x ** 2).
-bool squaresInPlace(const Tensor &x, const Tensor &exponent, const Tensor &out)
+bool squaresUnbroadcast(const Tensor &x, const Tensor &exponent, const Tensor &out)
 {
     return isFloating(x.dtype()) && out.dtype() == x.dtype() && out.sizes() == x.sizes() && exponent.numel() == 1
         && exponent.toDoubleVector()[0] == 2;
@@ -328,7 +328,7 @@ void registerArithmetic(OpRegistry &r)
     pow.scalarFn = "pow";
     pow.shape = [](const Args &a) { return binaryShape("aten.pow", BinRule::Promote, true, a); };
     pow.cpu = [](const Args &a, std::span<Tensor> outs) {
-        if (squaresInPlace(arg(a, 0), arg(a, 1), outs[0])) {
+        if (squaresUnbroadcast(arg(a, 0), arg(a, 1), outs[0])) {
             runUnary<Rule::Float>(arg(a, 0), outs[0], [](auto x) { return x * x; });
             return;
         }
