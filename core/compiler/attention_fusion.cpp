@@ -37,20 +37,6 @@ bool readOnlyBy(const Node *n, std::initializer_list<const Node *> readers)
     return !n->users().empty();
 }
 
-// A number given as a constant or as a one-element parameter (ONNX's scalars).
-std::optional<double> scalarOf(const Graph &graph, const Arg &a)
-{
-    if (!a.isRef())
-        return a.constant.isNumber() ? std::optional<double>(a.constant.toDouble()) : std::nullopt;
-    const Node *n = a.ref().node;
-    if (n->kind != NodeKind::GetAttr || !graph.attrs.count(n->target))
-        return std::nullopt;
-    const Tensor &t = graph.attrs.at(n->target);
-    if (t.isMeta() || t.numel() != 1 || !isFloating(t.dtype()))
-        return std::nullopt;
-    return t.toDoubleVector().front();
-}
-
 // Reduces over the last dim only, keeping it: amax(x, [-1], True), sum(x, [-1], True).
 bool lastDimKept(const Node *n, const char *target, const Node *input)
 {

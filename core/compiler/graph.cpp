@@ -26,6 +26,20 @@ NodeKind nodeKindFromName(const std::string &name)
     throw Error("graph: unknown node kind '" + name + "'");
 }
 
+std::optional<double> scalarOf(const Graph &graph, const Arg &a)
+{
+    if (!a.isRef())
+        return a.constant.isNumber() ? std::optional<double>(a.constant.toDouble()) : std::nullopt;
+    const Node *n = a.ref().node;
+    const auto it = graph.attrs.find(n->target);
+    if (n->kind != NodeKind::GetAttr || it == graph.attrs.end())
+        return std::nullopt;
+    const Tensor &t = it->second;
+    if (t.isMeta() || t.numel() != 1 || !isFloating(t.dtype()))
+        return std::nullopt;
+    return t.toDoubleVector().front();
+}
+
 std::string identifierFor(const std::string &text)
 {
     std::string s = text.rfind("aten.", 0) == 0 ? text.substr(5) : text;

@@ -10,6 +10,7 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -132,5 +133,9 @@ private:
 
 // A valid identifier from an op or parameter name: "aten.add" -> "add", "layer1.0.w" -> "layer1_0_w".
 std::string identifierFor(const std::string &text);
+
+// The number an argument holds: a constant, or a floating parameter of one
+// element (ONNX's scalars are 0-d initializers); nothing otherwise.
+std::optional<double> scalarOf(const Graph &graph, const Arg &a);
 
 } // namespace fusescope::compiler

@@ -335,20 +335,6 @@ std::optional<NodeRef> sumOfQuotient(Graph &g, Node &n)
         ->out();
 }
 
-// A number an argument holds: a constant, or a parameter of one element (an
-// ONNX file's scalars are 0-d initializers).
-std::optional<double> scalarOf(const Graph &g, const Arg &a)
-{
-    if (a.kind == Arg::Kind::Const)
-        return a.constant.isNumber() ? std::optional(a.constant.toDouble()) : std::nullopt;
-    if (!a.isRef() || a.ref().node->kind != NodeKind::GetAttr)
-        return std::nullopt;
-    const auto it = g.attrs.find(a.ref().node->target);
-    if (it == g.attrs.end() || it->second.isMeta() || it->second.numel() != 1)
-        return std::nullopt;
-    return it->second.toDoubleVector()[0];
-}
-
 // Equal to `want` as an f32 or f64 constant written for it.
 bool closeTo(std::optional<double> v, double want)
 {
