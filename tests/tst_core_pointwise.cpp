@@ -35,6 +35,7 @@ double geluTanhRef(double x)
 }
 double sigmoidRef(double x) { return 1 / (1 + std::exp(-x)); }
 double softplusRef(double x) { return std::log1p(std::exp(-std::fabs(x))) + std::max(x, 0.0); }
+double mishRef(double x) { return x * std::tanh(softplusRef(x)); }
 
 const std::vector<UnaryCase> &unaryCases()
 {
@@ -58,7 +59,7 @@ const std::vector<UnaryCase> &unaryCases()
         {"aten.hardswish", [](double x) { return x * std::min(std::max(x / 6 + 0.5, 0.0), 1.0); }, -5, 5},
         {"aten.gelu", geluRef, -6, 6},
         {"aten.silu", [](double x) { return x * sigmoidRef(x); }, -10, 10},
-        {"aten.mish", [](double x) { return x * std::tanh(softplusRef(x)); }, -10, 10},
+        {"aten.mish", mishRef, -10, 10},
         {"aten.erf", [](double x) { return std::erf(x); }, -4, 4},
         {"fusescope.normal_cdf", normalCdfRef, -6, 6},
         {"aten.sign", [](double x) { return double((x > 0) - (x < 0)); }, -3, 3},
@@ -135,6 +136,24 @@ std::vector<double> ulpSweep(double lo, double hi)
     for (int i = 0; i <= steps; ++i)
         keep(static_cast<float>(-8.0 + 16.0 * i / steps));
     return v;
+}
+
+// The worst ulp error of y (the op's results on `in`) against ref in each
+// band: band b holds the inputs in [lower[b], lower[b - 1]), the first has no
+// upper end. Inputs below the last bound, and exact zeros of ref, are left out.
+std::vector<double> worstUlpByBand(const std::vector<double> &in, const std::vector<double> &y, double (*ref)(double),
+                                   const std::vector<double> &lower)
+{
+    std::vector<double> worst(lower.size(), 0.0);
+    for (size_t i = 0; i < in.size(); ++i) {
+        const auto band = std::find_if(lower.begin(), lower.end(), [&](double lo) { return in[i] >= lo; });
+        const double r = ref(in[i]);
+        if (band != lower.end() && r != 0) {
+            double &w = worst[size_t(band - lower.begin())];
+            w = std::max(w, ulpError(y[i], r));
+        }
+    }
+    return worst;
 }
 
 } // namespace
@@ -270,25 +289,21 @@ private slots:
         const Shape shape{static_cast<int64_t>(in.size())};
         const Tensor x = fromVector(in, shape);
         const std::vector<double> phi = ops::normalCdf(x).toDoubleVector();
-        const std::vector<double> gelu = ops::gelu(x).toDoubleVector();
         double worstAbs = 0, worstAt = 0;
-        double worstUlp[3] = {}; // x >= -1, [-2, -1), [-3, -2)
         for (size_t i = 0; i < in.size(); ++i) {
             const double e = std::fabs(phi[i] - normalCdfRef(in[i]));
             if (!(e <= worstAbs)) {
                 worstAbs = e;
                 worstAt = in[i];
             }
-            const int band = in[i] >= -1 ? 0 : in[i] >= -2 ? 1 : in[i] >= -3 ? 2 : -1;
-            if (band >= 0 && in[i] != 0)
-                worstUlp[band] = std::max(worstUlp[band], ulpError(gelu[i], geluRef(in[i])));
         }
-        qInfo("normal_cdf: max absolute error %.3g at x = %.9g; gelu %.2f, %.2f, %.2f ulp", worstAbs, worstAt,
-              worstUlp[0], worstUlp[1], worstUlp[2]);
+        const std::vector<double> ulp = worstUlpByBand(in, ops::gelu(x).toDoubleVector(), geluRef, {-1, -2, -3});
+        qInfo("normal_cdf: max absolute error %.3g at x = %.9g; gelu %.2f, %.2f, %.2f ulp", worstAbs, worstAt, ulp[0],
+              ulp[1], ulp[2]);
         QVERIFY2(worstAbs <= 1e-7, qPrintable(QStringLiteral("%1 at x = %2").arg(worstAbs).arg(worstAt, 0, 'g', 9)));
-        QVERIFY(worstUlp[0] <= 3);
-        QVERIFY(worstUlp[1] <= 12);
-        QVERIFY(worstUlp[2] <= 50);
+        QVERIFY(ulp[0] <= 3);
+        QVERIFY(ulp[1] <= 12);
+        QVERIFY(ulp[2] <= 50);
     }
 
     // gelu(x, 'tanh') is x sigmoid(2 z): 2.4 ulp above -1, 13 on [-3, -1),
@@ -300,12 +315,7 @@ private slots:
         const std::vector<double> in = ulpSweep(-6, 1e30);
         const Shape shape{static_cast<int64_t>(in.size())};
         const std::vector<double> y = ops::gelu(fromVector(in, shape), "tanh").toDoubleVector();
-        double worst[3] = {}; // x >= -1, [-3, -1), [-6, -3)
-        for (size_t i = 0; i < in.size(); ++i) {
-            const int band = in[i] >= -1 ? 0 : in[i] >= -3 ? 1 : 2;
-            if (in[i] != 0)
-                worst[band] = std::max(worst[band], ulpError(y[i], geluTanhRef(in[i])));
-        }
+        const std::vector<double> worst = worstUlpByBand(in, y, geluTanhRef, {-1, -3, -6});
         qInfo("gelu tanh: %.2f, %.2f, %.2f ulp", worst[0], worst[1], worst[2]);
         QVERIFY(worst[0] <= 4);
         QVERIFY(worst[1] <= 20);
@@ -320,13 +330,7 @@ private slots:
         const std::vector<double> in = ulpSweep(-40, 1e30);
         const Shape shape{static_cast<int64_t>(in.size())};
         const std::vector<double> y = ops::mish(fromVector(in, shape)).toDoubleVector();
-        double worst[3] = {}; // x >= -5, [-15, -5), [-40, -15)
-        for (size_t i = 0; i < in.size(); ++i) {
-            const int band = in[i] >= -5 ? 0 : in[i] >= -15 ? 1 : 2;
-            const double ref = in[i] * std::tanh(softplusRef(in[i]));
-            if (ref != 0)
-                worst[band] = std::max(worst[band], ulpError(y[i], ref));
-        }
+        const std::vector<double> worst = worstUlpByBand(in, y, mishRef, {-5, -15, -40});
         qInfo("mish: %.2f, %.2f, %.2f ulp", worst[0], worst[1], worst[2]);
         QVERIFY(worst[0] <= 6);
         QVERIFY(worst[1] <= 6);
