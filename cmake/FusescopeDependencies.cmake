@@ -24,6 +24,11 @@ add_library(fusescope::blas INTERFACE IMPORTED)
 target_include_directories(fusescope::blas INTERFACE ${OpenBLAS_INCLUDE_DIRS})
 target_link_libraries(fusescope::blas INTERFACE ${OpenBLAS_LIBRARIES})
 find_package(Threads REQUIRED)
+# glibc's vector maths (part of libc6): core/ops/scalarmath.h declares the
+# f32 sin, cos and pow it has as SIMD functions, for the eager kernels and the
+# generated code alike.
+include(CheckLibraryExists)
+check_library_exists(mvec _ZGVbN4v_sinf "" FUSESCOPE_HAVE_LIBMVEC)
 
 # --- CUDA Toolkit (optional) -------------------------------------------------
 set(FUSESCOPE_HAVE_CUDA 0)

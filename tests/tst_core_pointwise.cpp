@@ -104,6 +104,9 @@ const UlpCase kUlpCases[] = {
     {"aten.erf", [](double x) { return std::erf(x); }, -1e30, 1e30, 2},
     {"aten.sigmoid", sigmoidRef, -87, 1e30, 3},
     {"aten.tanh", [](double x) { return std::tanh(x); }, -1e30, 1e30, 2},
+    // glibc's vector forms (libmvec, scalarmath.h), the scalar libm where there is none.
+    {"aten.sin", [](double x) { return std::sin(x); }, -1e30, 1e30, 2},
+    {"aten.cos", [](double x) { return std::cos(x); }, -1e30, 1e30, 2},
 };
 
 // Error of y in units of the f32 ulp at the exact value r (the subnormal ulp
@@ -136,6 +139,15 @@ std::vector<double> ulpSweep(double lo, double hi)
     for (int i = 0; i <= steps; ++i)
         keep(static_cast<float>(-8.0 + 16.0 * i / steps));
     return v;
+}
+
+// The values repeated 13 times: each then lands in the lanes of a vector
+// loop's body as well as in its scalar remainder, which compute differently.
+void tileToVectorLanes(std::vector<double> &v)
+{
+    const std::vector<double> once = v;
+    for (int i = 1; i < 13; ++i)
+        v.insert(v.end(), once.begin(), once.end());
 }
 
 // The worst ulp error of y (the op's results on `in`) against ref in each
@@ -238,6 +250,10 @@ private slots:
                               << std::vector<double>{nan, inf, nan, 21, 1e30};
         // -inf * Phi(-inf) is -inf * 0: NaN, as PyTorch gives.
         QTest::newRow("gelu") << "aten.gelu" << std::vector<double>{-inf, inf, -30} << std::vector<double>{nan, inf, -0.0};
+        QTest::newRow("sin") << "aten.sin" << std::vector<double>{-inf, inf, nan, -0.0, 0, 1e30}
+                             << std::vector<double>{nan, nan, nan, -0.0, 0, std::sin(double(float(1e30)))};
+        QTest::newRow("cos") << "aten.cos" << std::vector<double>{-inf, inf, nan, -0.0, 1e30}
+                             << std::vector<double>{nan, nan, nan, 1, std::cos(double(float(1e30)))};
         QTest::newRow("round half even") << "aten.round" << std::vector<double>{0.5, 1.5, 2.5, -0.5}
                                          << std::vector<double>{0, 2, 2, -0.0};
     }
@@ -246,6 +262,8 @@ private slots:
         QFETCH(QString, op);
         QFETCH(std::vector<double>, in);
         QFETCH(std::vector<double>, out);
+        tileToVectorLanes(in);
+        tileToVectorLanes(out);
         const Shape shape{static_cast<int64_t>(in.size())};
         FS_COMPARE_VALUES(callOp1(op.toStdString(), {fromVector(in, shape)}), shape, out, 1e-6, 0);
     }
@@ -339,7 +357,8 @@ private slots:
 
     // pow(x, 2) runs as x * x, the square correctly rounded (glibc's pow is
     // one ulp off it now and then), in f32 and f64, with the exponent a number
-    // or a 0-d tensor; other exponents take libm's pow.
+    // or a 0-d tensor; other exponents take libm's pow in f64 and glibc's
+    // vector pow in f32, within an ulp (powIsWithinAnUlp).
     void squareIsCorrectlyRounded()
     {
         Generator gen(9);
@@ -353,14 +372,72 @@ private slots:
                 const bool square = !e.isDouble() || e.toDouble() == 2.0;
                 for (size_t i = 0; i < in.size(); ++i) {
                     // A float's square is exact in a double, so one rounding to float is the correct one.
-                    const double want = square ? (t == DType::F32 ? double(float(in[i] * in[i])) : in[i] * in[i])
-                                               : (t == DType::F32 ? double(std::pow(float(in[i]), 2.5f))
-                                                                  : std::pow(in[i], 2.5));
-                    const bool same = std::isnan(want) ? std::isnan(got[i]) : std::memcmp(&got[i], &want, 8) == 0;
+                    const double exact = square ? in[i] * in[i] : std::pow(in[i], 2.5);
+                    const double want = t == DType::F32 ? double(float(exact)) : exact;
+                    const bool vectorPow = !square && t == DType::F32 && std::isfinite(want) && want != 0;
+                    const bool same = std::isnan(want)  ? std::isnan(got[i])
+                                      : vectorPow ? ulpError(got[i], exact) <= 1
+                                                  : std::memcmp(&got[i], &want, 8) == 0;
                     QVERIFY2(same, qPrintable(QStringLiteral("%1: %2, want %3").arg(in[i]).arg(got[i]).arg(want)));
                 }
             }
         }
+    }
+
+    // f32 pow is glibc's vector pow where there is one (scalarmath.h): 0.6
+    // ulp measured (2026-12-05) on random inputs; here every 4099th positive
+    // f32 base with exponents of both signs, whole and not, and negative
+    // bases with whole exponents.
+    void powIsWithinAnUlp()
+    {
+        std::vector<double> base = ulpSweep(1e-30, 1e30);
+        for (double e : {-3.7, -1.0, -0.5, 0.5, 1.5, 2.5, 3.0, 7.3}) {
+            std::vector<double> in = base;
+            if (e == 3.0 || e == -1.0)
+                for (double b : base)
+                    in.push_back(-b);
+            const Shape shape{static_cast<int64_t>(in.size())};
+            const std::vector<double> got = ops::pow(fromVector(in, shape), e).toDoubleVector();
+            double worst = 0, at = 0;
+            for (size_t i = 0; i < in.size(); ++i) {
+                const double want = std::pow(in[i], double(float(e)));
+                const double err = std::isinf(float(want)) || float(want) == 0 ? (got[i] == double(float(want)) ? 0 : 1e9)
+                                                                                : ulpError(got[i], want);
+                if (!(err <= worst)) {
+                    worst = err;
+                    at = in[i];
+                }
+            }
+            qInfo("pow(x, %g): max %.3f ulp at x = %.9g over %zu inputs", e, worst, at, in.size());
+            QVERIFY2(worst <= 1, qPrintable(QStringLiteral("pow(%1, %2): %3 ulp").arg(at, 0, 'g', 9).arg(e).arg(worst)));
+        }
+    }
+
+    // C99's special cases of pow, each in vector lanes and in a loop's remainder.
+    void powSpecialValues()
+    {
+        const double inf = INFINITY, nan = NAN;
+        // {base, exponent, pow}
+        const double cases[][3] = {{0, -1, inf},   {-0.0, -1, -inf}, {0, 2.5, 0},    {-1, inf, 1},   {1, nan, 1},
+                                   {nan, 0, 1},    {-8, 1.0 / 3, nan}, {2, 128, inf}, {2, -160, 0},  {inf, -1, 0},
+                                   {-inf, 3, -inf}, {0.5, inf, 0},   {2, -inf, 0},   {-2, 3, -8},    {-2, 0.5, nan},
+                                   {nan, 2.5, nan}, {2.5, nan, nan}, {-0.0, 3, -0.0}, {16, 0.25, 2}, {4, -0.5, 0.5}};
+        std::vector<double> a, b, want;
+        for (const auto &c : cases) {
+            a.push_back(c[0]);
+            b.push_back(c[1]);
+            want.push_back(c[2]);
+        }
+        tileToVectorLanes(a);
+        tileToVectorLanes(b);
+        tileToVectorLanes(want);
+        const Shape shape{static_cast<int64_t>(a.size())};
+        const Tensor y = ops::pow(fromVector(a, shape), fromVector(b, shape));
+        FS_COMPARE_VALUES(y, shape, want, 0, 0);
+        const std::vector<double> got = y.toDoubleVector();
+        for (size_t i = 0; i < got.size(); ++i) // the sign of a zero result too
+            QVERIFY2(std::signbit(got[i]) == std::signbit(want[i]) || std::isnan(want[i]),
+                     qPrintable(QStringLiteral("pow(%1, %2) = %3").arg(a[i]).arg(b[i]).arg(got[i])));
     }
 
     // The compiler calls exp_nonpositive for x minus its row's max: on every

@@ -124,6 +124,11 @@ std::optional<Toolchain> findToolchain(std::string &why)
     // faster with 512 (docs/performance.md). No effect without AVX-512.
     tc.flags = {"-O3", "-march=native", "-mprefer-vector-width=512", "-fPIC", "-shared", "-std=c++17",
                 "-fno-math-errno", "-fno-trapping-math", "-fopenmp-simd", "-w"};
+#ifdef FUSESCOPE_LIBMVEC
+    // The embedded scalarmath.h declares glibc's vector sin, cos and pow, as the eager kernels' build does.
+    tc.flags.push_back("-DFUSESCOPE_LIBMVEC=1");
+    tc.libraries.push_back("-lmvec");
+#endif
     return tc;
 }
 
@@ -133,6 +138,8 @@ LoadedModule loadModule(const Toolchain &tc, const std::string &source, const st
     std::string flags;
     for (const std::string &f : tc.flags)
         flags += f + " ";
+    for (const std::string &l : tc.libraries)
+        flags += l + " ";
     const std::string key = hashHex(source + "\n" + flags + "\n" + tc.version);
     std::string dir = cacheDirectory();
     std::error_code ec;
@@ -153,6 +160,7 @@ LoadedModule loadModule(const Toolchain &tc, const std::string &source, const st
         std::vector<std::string> argv{tc.compiler};
         argv.insert(argv.end(), tc.flags.begin(), tc.flags.end());
         argv.insert(argv.end(), {"-o", tmp, src});
+        argv.insert(argv.end(), tc.libraries.begin(), tc.libraries.end());
         if (runProcess(argv, logPath) != 0)
             throw Error("load: compiling " + src + " failed: " + firstError(readFile(logPath)));
         fs::rename(tmp, m.objectPath, ec); // atomic: a concurrent process sees all or nothing

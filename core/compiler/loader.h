@@ -24,6 +24,7 @@ struct Toolchain {
     std::string compiler; // $CXX, else c++
     std::string version;  // first line of `compiler --version`
     std::vector<std::string> flags;
+    std::vector<std::string> libraries; // after the source, as linkers read them in order
 };
 
 // The system compiler, or nothing when there is none or FUSESCOPE_NO_CC=1

@@ -108,8 +108,8 @@ void registerUnary(OpRegistry &r)
     addUnary<Rule::Float>(r, {"aten.rsqrt(Tensor self) -> Tensor", "rsqrt", 2}, [](auto x) { return sm::rsqrt(x); });
     addUnary<Rule::Float>(r, {"aten.reciprocal(Tensor self) -> Tensor", "reciprocal", 1},
              [](auto x) { return sm::reciprocal(x); });
-    addUnary<Rule::Float>(r, {"aten.sin(Tensor self) -> Tensor", "sin", 8}, [](auto x) { return std::sin(x); });
-    addUnary<Rule::Float>(r, {"aten.cos(Tensor self) -> Tensor", "cos", 8}, [](auto x) { return std::cos(x); });
+    addUnary<Rule::Float>(r, {"aten.sin(Tensor self) -> Tensor", "sin", 8}, [](auto x) { return sm::sin(x); });
+    addUnary<Rule::Float>(r, {"aten.cos(Tensor self) -> Tensor", "cos", 8}, [](auto x) { return sm::cos(x); });
     addUnary<Rule::Float>(r, {"aten.tanh(Tensor self) -> Tensor", "tanh", 10}, [](auto x) { return sm::tanh(x); });
     addUnary<Rule::Float>(r, {"aten.sigmoid(Tensor self) -> Tensor", "sigmoid", 10},
              [](auto x) { return sm::sigmoid(x); });
@@ -332,13 +332,8 @@ void registerArithmetic(OpRegistry &r)
             runUnary<Rule::Float>(arg(a, 0), outs[0], [](auto x) { return x * x; });
             return;
         }
-        runBinary<BinRule::Promote, true>(arg(a, 0), arg(a, 1), outs[0], [](auto x, auto y) {
-            using T = decltype(x);
-            if constexpr (std::is_integral_v<T>)
-                return static_cast<T>(std::llround(std::pow(static_cast<double>(x), static_cast<double>(y))));
-            else
-                return static_cast<T>(std::pow(x, y));
-        });
+        runBinary<BinRule::Promote, true>(arg(a, 0), arg(a, 1), outs[0],
+                                          [](auto x, auto y) { return sm::pow(x, y); });
     };
     r.add("aten.pow(Tensor self, Tensor exponent) -> Tensor", std::move(pow));
     addBinary<BinRule::Promote>(r, {"aten.maximum(Tensor self, Tensor other) -> Tensor", "maximum"},

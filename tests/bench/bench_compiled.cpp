@@ -2,10 +2,14 @@
 // - compiled `pointwise` against STREAM triad (its bytes: x read once, weight
 //   and bias once, the output written once; the target: >= 60%);
 // - compile time of `encoder`, cold (an empty kernel cache) and warm (the
-//   on-disk cache), against the 10 s and 100 ms.
+//   on-disk cache), against the 10 s and 100 ms;
+// - the libm functions scalarmath.h takes from glibc's vector maths, eager and
+//   in a fused loop (a rotation x cos t + y sin t, as rotary embeddings
+//   computed on the fly have), on [4096, 1024] f32.
 #include "benchutil.h"
 
 #include "core/compiler/compile.h"
+#include "core/ops/pointwise.h"
 #include "core/runtime/blascore.h"
 #include "core/runtime/threadpool.h"
 #include "core/tensor/factory.h"
@@ -69,6 +73,23 @@ void encoderCompileTime()
     std::printf("encoder compile warm      %8.1f ms  (target <= 100 ms)\n", warm);
 }
 
+void vectorLibm()
+{
+    Generator gen(1);
+    const Tensor x = randn({4096, 1024}, gen), y = randn({4096, 1024}, gen);
+    const Tensor t = ops::mul(randn({4096, 1024}, gen), 3.0), p = ops::add(ops::abs(t), 0.5);
+    const auto ms = [](auto f) { return bench::medianSeconds(15, f) * 1e3; };
+    const auto rotate = [](const TensorList &in) {
+        return TensorList{ops::add(ops::mul(in[0], ops::cos(in[2])), ops::mul(in[1], ops::sin(in[2])))};
+    };
+    compiler::CompiledFunction fn = compiler::compile(rotate);
+    fn({x, y, t});
+    std::printf("eager sin                 %8.3f ms\n", ms([&] { ops::sin(t); }));
+    std::printf("eager pow(x, 2.5)         %8.3f ms\n", ms([&] { ops::pow(p, 2.5); }));
+    std::printf("x cos t + y sin t         %8.3f ms eager, %.3f ms compiled\n", ms([&] { rotate({x, y, t}); }),
+                ms([&] { fn({x, y, t}); }));
+}
+
 } // namespace
 
 int main(int, char **argv)
@@ -77,5 +98,6 @@ int main(int, char **argv)
     std::printf("threads %d\n", numThreads());
     pointwiseBandwidth();
     encoderCompileTime();
+    vectorLibm();
     return 0;
 }
