@@ -765,6 +765,45 @@ private slots:
         QVERIFY2(matches(out[0], f({x})[0], why), why.c_str());
     }
 
+    // A kernel of several loops over each row holds its last loop's output
+    // row in L1 and stores it during the next row's costliest laned loop;
+    // each thread's range stores its last row after its loop. One-loop
+    // kernels and rows that do not split into lanes store as they go.
+    // Results match eager mode either way, whatever rows a thread gets.
+    void lastLoopRowsAreHeldARow_data()
+    {
+        QTest::addColumn<int64_t>("rows");
+        QTest::addColumn<int64_t>("width");
+        QTest::addColumn<bool>("pointwise");
+        QTest::addColumn<bool>("held");
+        QTest::newRow("37 x 512") << int64_t(37) << int64_t(512) << false << true;
+        QTest::newRow("one row") << int64_t(1) << int64_t(256) << false << true;
+        QTest::newRow("rows of 100, no lanes") << int64_t(40) << int64_t(100) << false << false;
+        QTest::newRow("pointwise") << int64_t(64) << int64_t(512) << true << false;
+    }
+
+    void lastLoopRowsAreHeldARow()
+    {
+        QFETCH(int64_t, rows);
+        QFETCH(int64_t, width);
+        QFETCH(bool, pointwise);
+        QFETCH(bool, held);
+        Generator gen(13);
+        const Tensor x = randn({rows, width}, gen);
+        auto f = [pointwise, width](const TensorList &in) {
+            return TensorList{pointwise ? ops::sigmoid(ops::add(in[0], 1.0))
+                                        : ops::layerNorm(ops::softmax(in[0], -1), {width})};
+        };
+        CompiledFunction fn = compile(f);
+        const TensorList out = fn({x});
+        const std::string code = fn.stages()[5].code;
+        QVERIFY2((code.find("held row goes") != std::string::npos) == held, code.c_str());
+        if (held)
+            QVERIFY2(code.find("std::memcpy(ht") != std::string::npos, code.c_str());
+        std::string why;
+        QVERIFY2(matches(out[0], f({x})[0], why), why.c_str());
+    }
+
     // matmul, softmax, matmul with the scale and mask forms that models and
     // ONNX exports write become one fusescope.attention kernel, which agrees
     // with the decomposed ops run eagerly: a row the mask hides completely
