@@ -3,7 +3,8 @@
 // kernels and the compiler's generated code both call (codegen embeds this
 // file), so eager and compiled results agree. The f32 transcendentals are
 // branch-free polynomials (Cephes-style range reduction) written so the
-// compiler can vectorize the loops that call them; f64 uses libm.
+// compiler can vectorize the loops that call them, or glibc's vector forms
+// (sin, cos, pow: below); f64 uses libm.
 // Self-contained: no project headers.
 
 #include <cmath>
