@@ -94,10 +94,16 @@ public:
     explicit RandomProgram(uint64_t seed) : m_rng(seed), m_seed(seed)
     {
         const int rank = pick(1, 3);
-        // A third of the dims are multiples of 16: rows that split into vector
-        // lanes take the laned reductions and the held output rows of codegen.
+        // A third of the dims are multiples of 16, whose rows split into vector
+        // lanes (codegen's laned reductions), and one program in six has rows
+        // of 2 KiB (its held output rows).
         for (int d = 0; d < rank; ++d)
             m_shape.push_back(pick(0, 2) == 0 ? 16 * pick(1, 4) : pick(1, 9));
+        if (pick(0, 5) == 0) {
+            for (int64_t &size : m_shape)
+                size = std::min<int64_t>(size, 9);
+            m_shape.back() = 512;
+        }
         m_inputShapes.push_back(m_shape);
         m_transposed.push_back(rank >= 2 && pick(0, 1));
         const int extra = pick(0, 2);
@@ -770,7 +776,8 @@ private slots:
     // A kernel of several loops over each row holds its last loop's output
     // row in L1 and stores it during the next row's costliest laned loop;
     // each thread's range stores its last row after its loop. One-loop
-    // kernels and rows that do not split into lanes store as they go.
+    // kernels, rows that do not split into lanes, and rows under 2 KiB or
+    // over 8 KiB store as they go.
     // Results match eager mode either way, whatever rows a thread gets.
     void lastLoopRowsAreHeldARow_data()
     {
@@ -779,7 +786,9 @@ private slots:
         QTest::addColumn<bool>("pointwise");
         QTest::addColumn<bool>("held");
         QTest::newRow("37 x 512") << int64_t(37) << int64_t(512) << false << true;
-        QTest::newRow("one row") << int64_t(1) << int64_t(256) << false << true;
+        QTest::newRow("one row of 8 KiB") << int64_t(1) << int64_t(2048) << false << true;
+        QTest::newRow("rows of 1 KiB") << int64_t(40) << int64_t(256) << false << false;
+        QTest::newRow("rows of 16 KiB") << int64_t(5) << int64_t(4096) << false << false;
         QTest::newRow("rows of 100, no lanes") << int64_t(40) << int64_t(100) << false << false;
         QTest::newRow("pointwise") << int64_t(64) << int64_t(512) << true << false;
     }
