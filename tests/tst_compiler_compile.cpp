@@ -455,6 +455,53 @@ private slots:
         }
     }
 
+    // sin, cos and pow of f32 in a fused loop call glibc's vector forms where
+    // the build found them (the loaded object names _ZGV... symbols), and
+    // agree with eager mode, special values exactly.
+    void sinCosPowStayInVectorCode()
+    {
+        const auto f = [](const TensorList &in) {
+            return TensorList{ops::add(ops::mul(in[0], ops::cos(in[1])), ops::sin(in[1])), ops::pow(in[0], in[1])};
+        };
+        Generator gen(14);
+        std::vector<double> x = ops::mul(randn({8, 64}, gen), 3.0).toDoubleVector();
+        std::vector<double> t = ops::mul(randn({8, 64}, gen), 3.0).toDoubleVector();
+        const double specialX[] = {0, -0.0, -1, 1, std::nan(""), INFINITY, 2, -2, 0.5};
+        const double specialT[] = {-1, 3, INFINITY, std::nan(""), 0, -1, 128, 0.5, -INFINITY};
+        for (size_t i = 0; i < std::size(specialX); ++i) {
+            x[i] = specialX[i];
+            t[i] = specialT[i];
+        }
+        const Tensor xt = fromVector(x, {8, 64}), tt = fromVector(t, {8, 64});
+        CompiledFunction fn = compile(f);
+        const TensorList got = fn({xt, tt}), want = f({xt, tt});
+        const std::vector<CompileStage> stages = fn.stages();
+        QVERIFY(stages[5].code.find("sm::sin<float>") != std::string::npos);
+        QVERIFY(stages[5].code.find("sm::pow<float>") != std::string::npos);
+#ifdef FUSESCOPE_LIBMVEC
+        std::string object;
+        for (const std::string &line : stages[6].log) {
+            if (line.starts_with("cache hit: "))
+                object = line.substr(11);
+            else if (line.starts_with("compiled "))
+                object = line.substr(9, line.find(".cpp with ") - 9) + ".so";
+        }
+        QFile so(QString::fromStdString(object));
+        QVERIFY2(so.open(QIODevice::ReadOnly), object.c_str());
+        const QByteArray bytes = so.readAll();
+        QVERIFY2(bytes.contains("_ZGV") && bytes.contains("_sinf") && bytes.contains("_powf"), object.c_str());
+#endif
+        for (size_t k = 0; k < got.size(); ++k) {
+            std::string why;
+            QVERIFY2(matches(got[k], want[k], why), why.c_str());
+            const std::vector<double> g = got[k].toDoubleVector(), w = want[k].toDoubleVector();
+            for (size_t i = 0; i < std::size(specialX); ++i) {
+                const bool same = std::isnan(w[i]) ? std::isnan(g[i]) : g[i] == w[i];
+                QVERIFY2(same, qPrintable(QString("output %1, element %2: %3 vs %4").arg(k).arg(i).arg(g[i]).arg(w[i])));
+            }
+        }
+    }
+
     void graphBreakRunsTheOpEagerlyBetweenGraphs()
     {
         const TensorFn f = [](const TensorList &in) {
