@@ -20,10 +20,10 @@
 // sincosf call that has no vector form; const, as -fno-math-errno makes
 // libm's own, or loops without `omp simd` stay scalar. Measured (2026-12-05):
 // sin, cos within 1.9 ulp, pow 0.6; 0.23 ns an element against 6.3 for sin,
-// 1.3 against 4.4 for pow. The AVX2 and AVX-512 forms give the same bits,
-// but a loop's scalar remainder calls the scalar libm, which differs from
-// them by an ulp on about a quarter of inputs. f64 stays on the scalar libm,
-// within 1 ulp where the vector forms have 3.
+// 1.3 against 4.4 for pow. The AVX2 and AVX-512 forms give the same bits;
+// a loop's remainder may take the SSE form or the scalar libm, whose sin and
+// cos differ from them by an ulp on a tenth and a quarter of inputs. f64
+// stays on the scalar libm, within 1 ulp where the vector forms have 3.
 #if defined(FUSESCOPE_LIBMVEC) && defined(__x86_64__) && defined(__GLIBC__)
 #define FUSESCOPE_VECTOR_LIBM 1
 extern "C" {
