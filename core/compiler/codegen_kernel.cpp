@@ -617,11 +617,12 @@ private:
                 m_drainLoop = k;
             }
         }
+        if (m_drainLoop < 0)
+            return;
         for (const Node *n : computeNodes()) {
-            if (m_drainLoop >= 0 && !isReductionNode(n) && m_storeOf.count(n) && storeLoop(n) == m_loops - 1
-                && isFull(n) && !streams(n) && denseInner(m_storeOf.at(n))
-                && innerCount() * static_cast<int64_t>(itemSize(n->meta().dtype)) >= kMinRowBytes
-                && innerCount() * static_cast<int64_t>(itemSize(n->meta().dtype)) <= kMaxRowBytes) {
+            const int64_t rowBytes = innerCount() * static_cast<int64_t>(itemSize(n->meta().dtype));
+            if (!isReductionNode(n) && m_storeOf.count(n) && storeLoop(n) == m_loops - 1 && isFull(n) && !streams(n)
+                && denseInner(m_storeOf.at(n)) && rowBytes >= kMinRowBytes && rowBytes <= kMaxRowBytes) {
                 m_held.push_back(n);
                 note(n->name + " is held a row and stored during the next row's loop " + std::to_string(m_drainLoop));
             }

@@ -368,18 +368,30 @@ std::optional<NodeRef> overRootTwo(const Graph &g, const Arg &z)
     return std::nullopt;
 }
 
+// The other operand of a two-operand node when one of them is `value`.
+std::optional<Arg> besideScalar(const Graph &g, const Node &n, double value)
+{
+    for (size_t i = 0; i < 2; ++i) {
+        if (closeTo(scalarOf(g, n.args()[1 - i]), value))
+            return n.args()[i];
+    }
+    return std::nullopt;
+}
+
+// The node y where a is 1 + y (in either order) and y is a `target` node.
+const Node *onePlus(const Graph &g, const Arg &a, const char *target)
+{
+    if (!a.isRef() || !isOp(a.ref(), "aten.add") || !isConst(a.ref().node->args()[2], 1))
+        return nullptr;
+    const std::optional<Arg> y = besideScalar(g, *a.ref().node, 1);
+    return y && y->isRef() && isOp(y->ref(), target) ? y->ref().node : nullptr;
+}
+
 // x where a is 1 + erf(x / sqrt(2)), in either order.
 std::optional<NodeRef> onePlusErf(const Graph &g, const Arg &a)
 {
-    if (!a.isRef() || !isOp(a.ref(), "aten.add") || !isConst(a.ref().node->args()[2], 1))
-        return std::nullopt;
-    const Node &add = *a.ref().node;
-    for (size_t i = 0; i < 2; ++i) {
-        const Arg &e = add.args()[i];
-        if (e.isRef() && isOp(e.ref(), "aten.erf") && closeTo(scalarOf(g, add.args()[1 - i]), 1))
-            return overRootTwo(g, e.ref().node->args()[0]);
-    }
-    return std::nullopt;
+    const Node *erf = onePlus(g, a, "aten.erf");
+    return erf ? overRootTwo(g, erf->args()[0]) : std::nullopt;
 }
 
 using GeluFactor = std::optional<NodeRef> (*)(const Graph &, const Arg &);
@@ -428,16 +440,6 @@ std::optional<NodeRef> geluOfErf(Graph &g, Node &n)
     return replacement(g, n, "aten.mul", {Arg::of(*x), Arg::of(cdf->out())}, n.outputs, "mul")->out();
 }
 
-// The other operand of a two-operand node when one of them is `value`.
-std::optional<Arg> besideScalar(const Graph &g, const Node &n, double value)
-{
-    for (size_t i = 0; i < 2; ++i) {
-        if (closeTo(scalarOf(g, n.args()[1 - i]), value))
-            return n.args()[i];
-    }
-    return std::nullopt;
-}
-
 // x where c is x^3: pow(x, 3) or a product of three x.
 std::optional<NodeRef> cubeOf(const Graph &g, const Arg &c)
 {
@@ -458,13 +460,10 @@ std::optional<NodeRef> cubeOf(const Graph &g, const Arg &c)
 // x where a is 1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)), operands in any order.
 std::optional<NodeRef> onePlusTanh(const Graph &g, const Arg &a)
 {
-    if (!a.isRef() || !isOp(a.ref(), "aten.add") || !isConst(a.ref().node->args()[2], 1))
+    const Node *th = onePlus(g, a, "aten.tanh");
+    if (!th || !th->args()[0].isRef() || !isOp(th->args()[0].ref(), "aten.mul"))
         return std::nullopt;
-    const std::optional<Arg> th = besideScalar(g, *a.ref().node, 1);
-    if (!th || !th->isRef() || !isOp(th->ref(), "aten.tanh") || !th->ref().node->args()[0].isRef()
-        || !isOp(th->ref().node->args()[0].ref(), "aten.mul"))
-        return std::nullopt;
-    const std::optional<Arg> sum = besideScalar(g, *th->ref().node->args()[0].ref().node, 0.79788456080286535588);
+    const std::optional<Arg> sum = besideScalar(g, *th->args()[0].ref().node, 0.79788456080286535588);
     if (!sum || !sum->isRef() || !isOp(sum->ref(), "aten.add") || !isConst(sum->ref().node->args()[2], 1))
         return std::nullopt;
     const Node &s = *sum->ref().node;

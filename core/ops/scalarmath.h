@@ -264,6 +264,16 @@ inline float exp2Fraction(float f)
     return p * f + 1.0f;
 }
 
+// 2^x for x clamped to [-127, 128]: n = round(x) in u's low mantissa bits (as
+// in expReduced) and f = x - n exactly; n = -127 makes the scale, and so the
+// result, 0, and n = 128 infinity. NaN stays NaN.
+inline float exp2Reduced(float x)
+{
+    const float shifter = kScaleShifter;
+    const float u = x + shifter;
+    return exp2Fraction(x - (u - shifter)) * scaleOfShifted(u);
+}
+
 // Phi(x), the standard normal CDF that exact GELU weighs x by, in one
 // division-free form: Phi(-|x|) = 2^Q(|x|), Q a fit of log2 Phi(-a) on
 // [0, 6] weighted by Phi(-a) itself, so its error is absolute (under 9e-8
@@ -288,11 +298,8 @@ inline float normalCdff(float x)
     q = q * a - 4.592049122e-01f;
     q = q * a - 1.151105762e+00f;
     q = q * a - 1.0f;
-    q = q < -127.0f ? -127.0f : q;
     // 2^q as in erfcTail, with a degree more: Phi near 0.5 needs 2^f to 2e-9.
-    const float shifter = kScaleShifter;
-    const float u = q + shifter;
-    const float lower = exp2Fraction(q - (u - shifter)) * scaleOfShifted(u);
+    const float lower = exp2Reduced(q < -127.0f ? -127.0f : q);
     return x < 0.0f ? lower : 1.0f - lower;
 }
 
@@ -303,10 +310,7 @@ inline float normalCdff(float x)
 inline float exp2f(float x)
 {
     const float c = x > 128.0f ? 128.0f : x;
-    const float xc = x < -127.0f ? -127.0f : c; // n = -127 makes the scale 0
-    const float shifter = kScaleShifter;
-    const float u = xc + shifter;
-    return exp2Fraction(xc - (u - shifter)) * scaleOfShifted(u);
+    return exp2Reduced(x < -127.0f ? -127.0f : c);
 }
 
 // --- generic forms: f32 uses the polynomials above, f64 uses libm ---------------
