@@ -45,13 +45,6 @@ void EventBuilder::failEvent(const std::string &what) const
     failAt(m_path, what, m_buffer.data(), m_read->start, m_read->index);
 }
 
-// The walk hands scalars over unchecked; as it would, an invalid one names its byte.
-void EventBuilder::checkScalar(std::string_view raw) const
-{
-    if (!validScalar(raw))
-        failAt(m_path, "invalid JSON value", m_buffer.data(), raw.data(), m_read->index);
-}
-
 // ---- args ----
 
 void EventBuilder::readArgs(const ReadBatch &batch)
@@ -77,7 +70,6 @@ void EventBuilder::readArg(const ArgText &arg)
             appendExtra(key, raw);
         return;
     }
-    checkScalar(raw);
     if (arg.kind == ArgText::Number) {
         if (readEventArg(key, raw)) {
             m_args->known = true;

@@ -24,26 +24,39 @@ uint64_t totalBytes(const std::vector<std::string> &paths)
     return total;
 }
 
-// One file at a time, so only one decompressed document is held at once.
+constexpr size_t kCheckBesideFrom = size_t(4) << 20; // bytes of JSON; below, a thread costs more than it saves
+
+// One file at a time, so only one decompressed document is held at once. Its
+// UTF-8 is checked beside the parse for a big file: the parse reads only the
+// grammar, and the check's error, like a damaged gzip's, explains whatever the
+// parse found.
 bool importFile(const std::string &path, uint32_t file, kineto::ImportState &state, kineto::ImportProgress &progress)
 {
     kineto::FileInfo info;
     info.path = path;
     state.files.push_back(std::move(info));
     kineto::JsonBuffer buffer;
-    kineto::DeferredCheck check; // declared after the buffer it reads, so joined first
-    if (!kineto::readJsonFile(path, buffer, progress, check))
+    kineto::DeferredCheck gzipCheck; // declared after the buffer they read, so joined first
+    kineto::DeferredCheck utf8Check;
+    if (!kineto::readJsonFile(path, buffer, progress, gzipCheck))
         return false;
+    const auto checkUtf8 = [&path, &buffer] { return kineto::utf8Problem(path, buffer); };
+    if (buffer.size() >= kCheckBesideFrom)
+        utf8Check.start(checkUtf8);
+    else if (const std::string problem = checkUtf8(); !problem.empty())
+        throw Error(problem);
     bool parsed = false;
     try {
         parsed = kineto::parseDocument(buffer, file, state, progress);
     } catch (...) {
-        check.wait(); // damaged gzip data explains whatever the parse found
+        gzipCheck.wait();
+        utf8Check.wait();
         throw;
     }
     if (!parsed)
         return false;
-    check.wait();
+    gzipCheck.wait();
+    utf8Check.wait();
     progress.endFile();
     return true;
 }

@@ -18,7 +18,7 @@
 
 namespace fusescope::profiler::kineto {
 
-// The decompressed document, with the zeroed tail simdjson reads past the end.
+// The decompressed document, with the zeroed tail the JSON reader reads past the end.
 class JsonBuffer
 {
 public:
@@ -172,6 +172,10 @@ struct ImportState {
 
 std::string trackKey(uint32_t file, std::string_view pid, std::string_view tid);
 std::string processKey(uint32_t file, std::string_view pid);
+
+// "" when the buffer is valid UTF-8, else the error naming the file and the
+// byte. The parse checks the grammar only; this runs beside it.
+std::string utf8Problem(const std::string &path, const JsonBuffer &buffer);
 
 // Parses one file's document into `state`. Throws Error naming the file and
 // the byte offset or event index; returns false when cancelled.

@@ -1,9 +1,10 @@
-// One Kineto / Chrome trace-event document → read events, walked once with
-// simdjson On Demand, so no tree of the file is ever built. Fields are read in
+// One Kineto / Chrome trace-event document → read events, walked once by the
+// JSON reader (jsonscan.h), so no tree or index of the file is ever built. Fields are read in
 // the order the file has them; what an event makes is decided after its last
 // field, by the builder (kinetoevents.cpp), which for big files runs on a
 // second thread while the walk goes on.
 
+#include "profiler/jsonscan.h"
 #include "profiler/kinetoread.h"
 #include "profiler/kinetotext.h"
 
@@ -23,30 +24,9 @@ namespace fusescope::profiler::kineto {
 
 namespace {
 
-namespace od = simdjson::ondemand;
-
 constexpr size_t kPollEvery = 4096; // events between cancel polls and progress reports
 
-// The value of a result, or simdjson's exception. (simdjson_result<field>
-// has its own value(): the field's value, not the result's.)
-template <typename T>
-T take(simdjson::simdjson_result<T> &&result)
-{
-    T out;
-    if (const simdjson::error_code ec = std::move(result).get(out))
-        throw simdjson::simdjson_error(ec);
-    return out;
-}
-
-// The field in place. Copying it out, as take() does, held a third of the
-// walk's profile samples: the copy reads 16 bytes that two smaller stores had
-// just written, which the store buffer cannot forward.
-od::field &fieldOf(simdjson::simdjson_result<od::field> &result)
-{
-    if (result.error())
-        throw simdjson::simdjson_error(result.error());
-    return result.value_unsafe();
-}
+struct Cancelled {};
 
 // Hands batches of read events to the builder, in order. For a big file the
 // builder runs on a second thread, so its work (a third of parsing) overlaps
@@ -166,7 +146,7 @@ class DocumentParser
 public:
     DocumentParser(const JsonBuffer &buffer, uint32_t file, ImportState &state, ImportProgress &progress)
         : m_buffer(buffer), m_file(file), m_state(state), m_progress(progress), m_path(state.files[file].path),
-          m_builder(buffer, file, state)
+          m_json(buffer.data(), buffer.data() + buffer.size(), m_arena), m_builder(buffer, file, state)
     {
     }
 
@@ -174,12 +154,10 @@ public:
     {
         try {
             return parseRoot();
-        } catch (const simdjson::simdjson_error &e) {
-            // A document cut short is incomplete where it ends, whatever was being read then.
-            if (e.error() == simdjson::INCOMPLETE_ARRAY_OR_OBJECT)
-                fail("invalid JSON: the file ends inside an array or object (is it cut short?)",
-                     m_buffer.data() + m_buffer.size());
-            fail(std::string("invalid JSON (") + simdjson::error_message(e.error()) + ")", errorLocation());
+        } catch (const JsonError &e) {
+            fail(e.what, e.at);
+        } catch (const Cancelled &) {
+            return false;
         }
     }
 
@@ -192,166 +170,107 @@ private:
     }
     [[noreturn]] void failEvent(const std::string &what) const { fail(what, m_eventStart); }
 
-    const char *errorLocation()
-    {
-        const auto at = m_doc.current_location();
-        return at.error() ? m_eventStart : at.value_unsafe();
-    }
-
     // ---- the document ----
 
     bool parseRoot()
     {
-        const simdjson::error_code ec =
-            m_parser.iterate(m_buffer.data(), m_buffer.size(), m_buffer.size() + simdjson::SIMDJSON_PADDING).get(m_doc);
-        if (ec)
-            fail(std::string("is not valid JSON (") + simdjson::error_message(ec) + ")", stage1ErrorAt(ec));
-        bool done = true;
-        switch (m_doc.type().value()) {
-        case od::json_type::array: done = parseEvents(m_doc.get_array()); break;
-        case od::json_type::object: done = parseTopObject(); break;
+        switch (m_json.type()) {
+        case JsonType::Array: parseEvents(); break;
+        case JsonType::Object: parseTopObject(); break;
         default: fail("is not a trace: a JSON trace is an object with \"traceEvents\" or an array of events", m_buffer.data());
         }
-        // current_location() fails with OUT_OF_BOUNDS exactly at the end.
-        if (done && !m_doc.current_location().error())
-            fail("has content after the trace's JSON value", errorLocation());
-        return done;
-    }
-
-    // Stage 1 does not say where it stopped; only a bad byte can be located.
-    const char *stage1ErrorAt(simdjson::error_code ec) const
-    {
-        if (ec != simdjson::UTF8_ERROR)
-            return m_buffer.data() + m_buffer.size();
-        const char *p = m_buffer.data();
-        size_t lo = 0;
-        size_t hi = m_buffer.size();
-        // The shortest invalid prefix, to a few bytes (a sequence cut at the
-        // prefix's end also fails, so the answer may sit up to 3 bytes early).
-        while (hi - lo > 1) {
-            const size_t mid = lo + (hi - lo) / 2;
-            (simdjson::validate_utf8(p, mid) ? lo : hi) = mid;
-        }
-        return p + lo;
-    }
-
-    bool parseTopObject()
-    {
-        bool sawEvents = false;
-        for (auto result : m_doc.get_object()) {
-            od::field field = take(std::move(result));
-            const std::string_view key = field.unescaped_key().value();
-            if (key == "traceEvents") {
-                sawEvents = true;
-                if (take(field.value().type()) != od::json_type::array)
-                    fail("is not a trace: \"traceEvents\" is not an array", take(field.value().current_location()));
-                if (!parseEvents(field.value().get_array()))
-                    return false;
-            } else if (key == "distributedInfo") {
-                readDistributedInfo(field.value());
-            } else if (key == "baseTimeNanoseconds") {
-                readBaseTime(field.value());
-            } else if (key == "deviceProperties") {
-                readDeviceProperties(field.value());
-            } else {
-                validate(field.value());
-            }
-        }
-        if (!sawEvents)
-            fail("is not a trace: the JSON object has no \"traceEvents\" array", m_buffer.data());
+        if (!m_json.atEnd())
+            fail("has content after the trace's JSON value", m_json.position());
         return true;
     }
 
-    void readDistributedInfo(od::value v)
+    void parseTopObject()
     {
-        if (take(v.type()) != od::json_type::object)
-            return validate(v);
-        for (auto result : take(v.get_object())) {
-            od::field field = take(std::move(result));
-            const std::string_view key = take(field.unescaped_key());
-            if ((key == "rank" || key == "world_size") && take(field.value().type()) == od::json_type::number)
-                (key == "rank" ? m_state.files[m_file].rank : m_state.files[m_file].worldSize) =
-                    take(field.value().get_int64());
-            else
-                validate(field.value());
-        }
+        bool sawEvents = false;
+        m_json.object([&](std::string_view key) {
+            if (key == "traceEvents") {
+                sawEvents = true;
+                if (m_json.type() != JsonType::Array)
+                    fail("is not a trace: \"traceEvents\" is not an array", m_json.position());
+                parseEvents();
+            } else if (key == "distributedInfo") {
+                readDistributedInfo();
+            } else if (key == "baseTimeNanoseconds") {
+                readBaseTime();
+            } else if (key == "deviceProperties") {
+                readDeviceProperties();
+            } else {
+                m_json.skip();
+            }
+        });
+        if (!sawEvents)
+            fail("is not a trace: the JSON object has no \"traceEvents\" array", m_buffer.data());
     }
 
-    void readBaseTime(od::value v)
+    void readDistributedInfo()
     {
-        if (take(v.type()) != od::json_type::number)
-            return validate(v);
-        m_state.files[m_file].baseNs = take(v.get_int64());
+        if (m_json.type() != JsonType::Object) {
+            m_json.skip();
+            return;
+        }
+        FileInfo &info = m_state.files[m_file];
+        m_json.object([&](std::string_view key) {
+            if ((key == "rank" || key == "world_size") && m_json.type() == JsonType::Number)
+                readInt(key == "rank" ? info.rank : info.worldSize);
+            else
+                m_json.skip();
+        });
+    }
+
+    void readInt(int64_t &out)
+    {
+        const char *at = m_json.position();
+        if (!parseInt(m_json.number(), out))
+            fail("is not a trace: a number that is not an integer in range", at);
+    }
+
+    void readBaseTime()
+    {
+        if (m_json.type() != JsonType::Number) {
+            m_json.skip();
+            return;
+        }
+        readInt(m_state.files[m_file].baseNs);
         m_state.files[m_file].hasBase = true;
     }
 
-    void readDeviceProperties(od::value v)
+    void readDeviceProperties()
     {
-        if (take(v.type()) != od::json_type::array)
-            return validate(v);
-        for (auto result : take(v.get_array())) {
-            od::value device = take(std::move(result));
-            if (take(device.type()) != od::json_type::object) {
-                validate(device);
-                continue;
+        if (m_json.type() != JsonType::Array) {
+            m_json.skip();
+            return;
+        }
+        std::string &gpu = m_state.files[m_file].gpu;
+        m_json.array([&] {
+            if (m_json.type() != JsonType::Object) {
+                m_json.skip();
+                return;
             }
-            for (auto fieldResult : take(device.get_object())) {
-                od::field field = take(std::move(fieldResult));
-                if (take(field.unescaped_key()) == "name" && m_state.files[m_file].gpu.empty())
-                    m_state.files[m_file].gpu = std::string(take(field.value().get_string()));
+            m_json.object([&](std::string_view key) {
+                if (key == "name" && gpu.empty() && m_json.type() == JsonType::String)
+                    gpu = std::string(m_json.string());
                 else
-                    validate(field.value());
-            }
-        }
-    }
-
-    // Walks a value that is not used, so its syntax is checked all the same.
-    void validate(od::value &v)
-    {
-        switch (take(v.type())) {
-        case od::json_type::array:
-            for (auto item : take(v.get_array())) {
-                od::value x = take(std::move(item));
-                validate(x);
-            }
-            break;
-        case od::json_type::object:
-            for (auto result : take(v.get_object())) {
-                od::field &field = fieldOf(result);
-                take(field.unescaped_key());
-                validate(field.value());
-            }
-            break;
-        default:
-            checkScalar(trimRight(v.raw_json_token()));
-        }
-    }
-    void validate(od::value &&v) { validate(v); }
-
-    void checkScalar(std::string_view raw)
-    {
-        if (!validScalar(raw))
-            fail("invalid JSON value", raw.data());
-    }
-
-    // The text of an array or object value, checked on the way.
-    std::string_view walkRaw(od::value &v)
-    {
-        const char *begin = take(v.current_location());
-        validate(v);
-        const char *end = take(m_doc.current_location());
-        return trimRight(std::string_view(begin, size_t(end - begin)));
+                    m_json.skip();
+            });
+        });
     }
 
     // ---- events ----
 
-    bool parseEvents(od::array events)
+    // Throws Cancelled when cancelled.
+    void parseEvents()
     {
         m_inEvents = true;
         BuilderPipe pipe(m_builder, m_buffer.size() >= kThreadedFrom);
         try {
-            if (!walkEvents(events, pipe))
-                return false; // the pipe stops the builder
+            walkEvents(pipe);
+        } catch (const Cancelled &) {
+            throw; // the pipe's destructor stops the builder
         } catch (...) {
             // The events before the one that failed are built first: an error
             // of theirs is earlier in the file, and so the one to report.
@@ -361,20 +280,18 @@ private:
         pipe.finish();
         m_builder.finish();
         m_inEvents = false;
-        return true;
     }
 
-    bool walkEvents(od::array events, BuilderPipe &pipe)
+    void walkEvents(BuilderPipe &pipe)
     {
-        for (auto element : events) {
-            od::value value = element.value();
-            m_eventStart = value.current_location().value();
-            if (value.type().value() != od::json_type::object)
+        m_json.array([&] {
+            m_eventStart = m_json.position();
+            if (m_json.type() != JsonType::Object)
                 failEvent("a trace event is not a JSON object");
             ReadBatch &batch = pipe.batch();
             m_cur = &batch.events.emplace_back();
             try {
-                readEvent(value.get_object().value(), batch);
+                readEvent(batch);
             } catch (...) {
                 batch.events.pop_back(); // read in part: the events before it are built, not it
                 throw;
@@ -382,9 +299,8 @@ private:
             if (batch.events.size() == kBatchEvents)
                 pipe.submit();
             if (++m_eventIndex % kPollEvery == 0 && !poll())
-                return false;
-        }
-        return true;
+                throw Cancelled();
+        });
     }
 
     bool poll()
@@ -396,157 +312,105 @@ private:
     // Into m_cur, the batch's last event, read in place: clearing an event
     // aside and copying it in held a sixth of the walk's profile samples (the
     // copy reads what small stores have just written). Args go to the batch.
-    void readEvent(od::object object, ReadBatch &batch)
+    void readEvent(ReadBatch &batch)
     {
         m_batch = &batch;
         m_cur->argsBegin = m_cur->argsEnd = batch.args.size();
         m_cur->start = m_eventStart;
         m_cur->index = m_eventIndex;
-        for (auto result : object) {
-            od::field &field = fieldOf(result);
-            readField(readKey(field), field.value());
-        }
+        m_json.object([this](std::string_view key) { readField(key); });
     }
 
-    // A key as the file has it when it has no escape (nearly always): a view
-    // into the buffer, where unescaped_key() would copy every key of the file
-    // into simdjson's string buffer. Stage 1 has checked the string is closed.
-    static std::string_view readKey(od::field &field)
-    {
-        const char *begin = field.key().raw();
-        const char *p = begin;
-        while (*p != '"' && *p != '\\' && static_cast<unsigned char>(*p) >= 0x20)
-            ++p;
-        if (*p == '"')
-            return {begin, size_t(p - begin)};
-        return take(field.unescaped_key());
-    }
-
-    void readField(std::string_view key, od::value &v)
+    void readField(std::string_view key)
     {
         if (equals(key, "ph")) {
-            const std::string_view ph = readString(v, "ph");
+            const std::string_view ph = readString("ph");
             m_cur->ev.ph = ph.empty() ? 0 : ph.front();
         } else if (equals(key, "cat"))
-            m_cur->ev.cat = readString(v, "cat");
+            m_cur->ev.cat = readString("cat");
         else if (equals(key, "name"))
-            m_cur->ev.name = readString(v, "name");
+            m_cur->ev.name = readString("name");
         else if (equals(key, "pid"))
-            m_cur->ev.pid = readIdText(v, "pid");
+            m_cur->ev.pid = readIdText("pid");
         else if (equals(key, "tid"))
-            m_cur->ev.tid = readIdText(v, "tid");
+            m_cur->ev.tid = readIdText("tid");
         else if (equals(key, "ts"))
-            m_cur->ev.hasTs = readTime(v, "ts", m_cur->ev.ts);
+            m_cur->ev.hasTs = readTime("ts", m_cur->ev.ts);
         else if (equals(key, "dur"))
-            m_cur->ev.hasDur = readTime(v, "dur", m_cur->ev.dur);
+            m_cur->ev.hasDur = readTime("dur", m_cur->ev.dur);
         else if (equals(key, "id"))
-            m_cur->ev.id = readIdText(v, "id");
+            m_cur->ev.id = readIdText("id");
         else if (equals(key, "bp"))
-            m_cur->ev.bp = readString(v, "bp");
+            m_cur->ev.bp = readString("bp");
         else if (equals(key, "args"))
-            readArgs(v);
+            readArgs();
         else
-            validate(v);
+            m_json.skip();
     }
 
-    std::string_view readString(od::value &v, const char *key)
+    std::string_view readString(const char *key)
     {
-        std::string_view s;
-        if (!stringValue(v, s))
-            failEvent(trimRight(v.raw_json_token()).starts_with('"')
-                          ? std::string("invalid JSON: the string of \"") + key + "\" has a bad escape"
-                          : std::string("\"") + key + "\" is not a string");
-        return s;
-    }
-
-    // A string without escapes is a view into the buffer: stage 1 has checked
-    // its UTF-8 and control characters, and nothing needs copying. Others are
-    // unescaped by simdjson, which checks the escapes.
-    static bool stringValue(od::value &v, std::string_view &out)
-    {
-        const std::string_view raw = trimRight(v.raw_json_token());
-        if (raw.size() < 2 || raw.front() != '"')
-            return false;
-        const std::string_view inner = raw.substr(1, raw.size() - 2);
-        if (raw.back() == '"' && inner.find('\\') == std::string_view::npos) {
-            out = inner;
-            return true;
-        }
-        return !v.get_string().get(out);
+        if (m_json.type() != JsonType::String)
+            failEvent(std::string("\"") + key + "\" is not a string");
+        return m_json.string();
     }
 
     // pid, tid and flow ids: a number or a string, compared as text.
-    std::string_view readIdText(od::value &v, const char *key)
+    std::string_view readIdText(const char *key)
     {
-        const od::json_type type = v.type().value();
-        if (type == od::json_type::number) {
-            const std::string_view raw = trimRight(v.raw_json_token());
-            checkScalar(raw);
-            return raw;
-        }
-        if (type != od::json_type::string)
+        const JsonType type = m_json.type();
+        if (type == JsonType::Number)
+            return m_json.number();
+        if (type != JsonType::String)
             failEvent(std::string("\"") + key + "\" is neither a number nor a string");
-        return readString(v, key);
+        return m_json.string();
     }
 
     // µs as written, to ns. Here rather than in the builder: with the walk's
     // copies gone, the builder had become the slower of the two threads.
-    bool readTime(od::value &v, const char *key, int64_t &ns)
+    bool readTime(const char *key, int64_t &ns)
     {
-        if (v.type().value() != od::json_type::number)
+        if (m_json.type() != JsonType::Number)
             failEvent(std::string("\"") + key + "\" is not a number");
-        const std::string_view text = trimRight(v.raw_json_token());
-        if (!microsTextToNs(text, ns)) { // it checks the number's grammar too
-            checkScalar(text);
+        if (!microsTextToNs(m_json.number(), ns))
             failEvent(std::string("\"") + key + "\" is out of range");
-        }
         return true;
     }
 
     // ---- args ----
-    // Each argument's key and text go to the batch; the builder checks and
-    // reads them (kinetoevents.cpp). Only strings it needs unescaped are read here.
+    // Each argument's key and text go to the batch; the builder reads them
+    // (kinetoevents.cpp). Only strings it needs unescaped are read here.
 
-    void readArgs(od::value &v)
+    void readArgs()
     {
-        if (v.type().value() != od::json_type::object)
+        if (m_json.type() != JsonType::Object)
             failEvent("\"args\" is not a JSON object");
-        for (auto result : v.get_object()) {
-            od::field &field = fieldOf(result);
-            const std::string_view key = readKey(field);
-            readArg(key, field.value());
-        }
+        m_json.object([this](std::string_view key) { readArg(key); });
     }
 
-    void readArg(std::string_view key, od::value &v)
+    void readArg(std::string_view key)
     {
-        const od::json_type type = v.type().value();
-        std::string_view raw;
+        const JsonType type = m_json.type();
         ArgText::Kind kind = ArgText::OtherScalar;
-        if (type == od::json_type::array || type == od::json_type::object) {
-            raw = walkRaw(v);
+        const char *const first = m_json.position();
+        if (type == JsonType::Object || type == JsonType::Array)
             kind = ArgText::Nested;
-        } else {
-            // The token is taken first: reading a string consumes the value.
-            raw = trimRight(v.raw_json_token());
-            if (type == od::json_type::number)
-                kind = ArgText::Number;
-            else if (type == od::json_type::string && (equals(key, "name") || equals(key, "labels") || equals(key, "Addr")))
-                readStringArg(key, v);
-        }
+        else if (type == JsonType::Number)
+            kind = ArgText::Number;
+        if (type == JsonType::String && (equals(key, "name") || equals(key, "labels") || equals(key, "Addr")))
+            readStringArg(key, m_json.string());
+        else
+            m_json.skip();
         // Stored field by field, as with the event: no copy of a struct just written.
         ArgText &arg = m_batch->args.emplace_back();
         arg.key = key;
-        arg.raw = raw;
+        arg.raw = m_json.textFrom(first);
         arg.kind = kind;
         m_cur->argsEnd = m_batch->args.size();
     }
 
-    void readStringArg(std::string_view key, od::value &v)
+    void readStringArg(std::string_view key, std::string_view text)
     {
-        std::string_view text;
-        if (!stringValue(v, text))
-            return; // a bad escape: the builder's check of the token reports it
         if (equals(key, "name"))
             m_cur->args.name = text;
         else if (equals(key, "labels"))
@@ -560,8 +424,8 @@ private:
     ImportState &m_state;
     ImportProgress &m_progress;
     const std::string m_path;
-    od::parser m_parser;
-    od::document m_doc;
+    StringArena m_arena;
+    JsonCursor m_json;
     bool m_inEvents = false;
     size_t m_eventIndex = 0;
     const char *m_eventStart = nullptr;
@@ -571,6 +435,22 @@ private:
 };
 
 } // namespace
+
+std::string utf8Problem(const std::string &path, const JsonBuffer &buffer)
+{
+    const char *p = buffer.data();
+    if (simdjson::validate_utf8(p, buffer.size()))
+        return {};
+    size_t lo = 0;
+    size_t hi = buffer.size();
+    // The shortest invalid prefix, to a few bytes (a sequence cut at the
+    // prefix's end also fails, so the answer may sit up to 3 bytes early).
+    while (hi - lo > 1) {
+        const size_t mid = lo + (hi - lo) / 2;
+        (simdjson::validate_utf8(p, mid) ? lo : hi) = mid;
+    }
+    return path + ": is not valid JSON (the text is not valid UTF-8) at byte " + std::to_string(lo);
+}
 
 std::string trackKey(uint32_t file, std::string_view pid, std::string_view tid)
 {

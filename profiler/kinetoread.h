@@ -16,7 +16,8 @@
 namespace fusescope::profiler::kineto {
 
 // The fields of one trace event, as read. The views point into the file's
-// buffer or simdjson's string buffer, both alive until the file is parsed.
+// buffer or the reader's arena of unescaped strings, both alive until the file
+// is parsed.
 struct RawEvent {
     char ph = 0;
     std::string_view cat;
@@ -33,7 +34,7 @@ struct RawEvent {
 
 // What an event's "args" held: the fields EventArgs has, and what memory,
 // metadata and counter events need. The walk sets the string ones (name,
-// labels, a string Addr: their escapes need simdjson); the builder the rest.
+// labels, a string Addr: their escapes need the reader); the builder the rest.
 struct ArgsFields {
     EventArgs args;
     bool known = false; // any EventArgs field was set
@@ -99,7 +100,6 @@ public:
     void finish();
 
 private:
-    void checkScalar(std::string_view raw) const;
     void readArgs(const ReadBatch &batch);
     void readArg(const ArgText &arg);
     void appendExtra(std::string_view key, std::string_view raw);

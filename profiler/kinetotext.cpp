@@ -5,7 +5,6 @@
 #include "profiler/kinetoimport.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <unordered_map>
@@ -13,70 +12,6 @@
 namespace fusescope::profiler::kineto {
 
 namespace {
-
-// On Demand checks only what is read; everything else in the file is checked
-// here, so a damaged file is refused rather than half read.
-bool validString(std::string_view s)
-{
-    if (s.size() < 2 || s.front() != '"' || s.back() != '"')
-        return false;
-    for (size_t i = 1; i + 1 < s.size(); ++i) {
-        // Most strings have no escape at all: skip to the next backslash.
-        const void *slash = std::memchr(s.data() + i, '\\', s.size() - 1 - i);
-        if (!slash)
-            return true;
-        i = size_t(static_cast<const char *>(slash) - s.data());
-        const char c = s[++i];
-        if (c == 'u') {
-            if (i + 4 >= s.size())
-                return false;
-            for (size_t k = 1; k <= 4; ++k) {
-                if (!std::isxdigit(static_cast<unsigned char>(s[i + k])))
-                    return false;
-            }
-            i += 4;
-        } else if (std::string_view("\"\\/bfnrt").find(c) == std::string_view::npos) {
-            return false;
-        }
-    }
-    return true;
-}
-
-bool isDigit(char c)
-{
-    return static_cast<unsigned char>(c - '0') < 10;
-}
-
-// ---- digit runs eight bytes at a time: times and ids are 16-19 digits ----
-
-uint64_t load8(const char *p)
-{
-    uint64_t x;
-    std::memcpy(&x, p, 8);
-    return x; // little-endian: the first character is the lowest byte
-}
-
-// The bytes of x that are not ASCII digits, as set bits. A byte is a digit
-// when its high nibble is 3 and stays 3 after adding 6 (so it is at most '9').
-// A carry out of a byte over 0xf9 disturbs only the bytes after that
-// non-digit, so the lowest set byte is always the first non-digit.
-uint64_t nonDigitBytes(uint64_t x)
-{
-    constexpr uint64_t kHigh = 0xf0f0f0f0f0f0f0f0ull, kThrees = 0x3030303030303030ull, kSixes = 0x0606060606060606ull;
-    return ((x & kHigh) ^ kThrees) | (((x + kSixes) & kHigh) ^ kThrees);
-}
-
-// Past the run of digits that starts at p.
-const char *skipDigits(const char *p, const char *end)
-{
-    for (; end - p >= 8; p += 8) {
-        if (const uint64_t other = nonDigitBytes(load8(p)))
-            return p + (__builtin_ctzll(other) >> 3);
-    }
-    while (p != end && isDigit(*p))
-        ++p;
-    return p;
-}
 
 // Eight digits to their value: neighbours pair up into 0-99, then the pairs
 // into two halves of 0-9999 each, then those, by three multiplications.
@@ -100,44 +35,7 @@ uint64_t digitsValue(const char *p, size_t count)
     return v;
 }
 
-bool validNumber(std::string_view s)
-{
-    size_t i = s.starts_with('-') ? 1 : 0;
-    auto digits = [&] {
-        const size_t from = i;
-        i = size_t(skipDigits(s.data() + i, s.data() + s.size()) - s.data());
-        return i - from;
-    };
-    const size_t first = i;
-    const size_t whole = digits();
-    if (whole == 0 || (whole > 1 && s[first] == '0'))
-        return false;
-    if (i < s.size() && s[i] == '.' && (++i, digits() == 0))
-        return false;
-    if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-        ++i;
-        if (i < s.size() && (s[i] == '+' || s[i] == '-'))
-            ++i;
-        if (digits() == 0)
-            return false;
-    }
-    return i == s.size();
-}
-
 } // namespace
-
-bool validScalar(std::string_view s)
-{
-    if (s.empty())
-        return false;
-    switch (s.front()) {
-    case '"': return validString(s);
-    case 't': return s == "true";
-    case 'f': return s == "false";
-    case 'n': return s == "null";
-    default: return validNumber(s);
-    }
-}
 
 // "0x7f3a…", "140…" or a JSON number.
 bool parseAddress(std::string_view text, uint64_t &out)
@@ -239,6 +137,30 @@ FlowKind flowKindOf(std::string_view cat, std::string_view name)
 }
 
 namespace {
+
+bool validNumber(std::string_view s)
+{
+    size_t i = s.starts_with('-') ? 1 : 0;
+    auto digits = [&] {
+        const size_t from = i;
+        i = size_t(skipDigits(s.data() + i, s.data() + s.size()) - s.data());
+        return i - from;
+    };
+    const size_t first = i;
+    const size_t whole = digits();
+    if (whole == 0 || (whole > 1 && s[first] == '0'))
+        return false;
+    if (i < s.size() && s[i] == '.' && (++i, digits() == 0))
+        return false;
+    if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+        ++i;
+        if (i < s.size() && (s[i] == '+' || s[i] == '-'))
+            ++i;
+        if (digits() == 0)
+            return false;
+    }
+    return i == s.size();
+}
 
 // Exponent forms are rare (no profiler writes them); they go through double.
 bool exponentMicrosToNs(std::string_view text, int64_t &ns)

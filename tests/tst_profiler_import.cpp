@@ -6,6 +6,7 @@
 #include "profiler/importer.h"
 
 #include "core/tensor/tensor.h"
+#include "profiler/jsonscan.h"
 #include "profiler/kinetoimport.h"
 #include "profiler/kinetotext.h"
 #include "profiler/statistics.h"
@@ -282,6 +283,85 @@ ReferenceNumber referenceNumber(const std::string &s)
     return r;
 }
 
+// Whether the importer's JSON reader takes `text`, all of it, as one JSON
+// value (no whitespace around).
+bool readerAccepts(const std::string &text)
+{
+    std::string padded = text;
+    padded.append(kineto::kJsonPadding, '\0');
+    kineto::StringArena arena;
+    kineto::JsonCursor json(padded.data(), padded.data() + text.size(), arena);
+    try {
+        return json.skip().size() == text.size();
+    } catch (const kineto::JsonError &) {
+        return false;
+    }
+}
+
+// The whole of `text` as a JSON document, whitespace around allowed.
+bool readerAcceptsDocument(const std::string &text)
+{
+    std::string padded = text;
+    padded.append(kineto::kJsonPadding, '\0');
+    kineto::StringArena arena;
+    kineto::JsonCursor json(padded.data(), padded.data() + text.size(), arena);
+    try {
+        json.skip();
+        return json.atEnd();
+    } catch (const kineto::JsonError &) {
+        return false;
+    }
+}
+
+// Control characters as \xNN, for messages.
+std::string printable(const std::string &text)
+{
+    std::string out;
+    for (const char c : text) {
+        if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) {
+            out.push_back(c);
+            continue;
+        }
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned char>(c));
+        out += hex;
+    }
+    return out;
+}
+
+std::string pick(std::mt19937 &rng, const std::vector<std::string> &choices)
+{
+    return choices[rng() % choices.size()];
+}
+
+// A random JSON value of ASCII text: escapes of every kind (surrogate pairs
+// too), numbers in each of the grammar's forms, whitespace between tokens.
+std::string randomJson(std::mt19937 &rng, int depth)
+{
+    const auto space = [&] { return pick(rng, {"", "", " ", "\n  ", "\t", "\r\n"}); };
+    const int kind = int(rng() % (depth < 4 ? 6 : 3));
+    if (kind == 0) {
+        std::string s = "\"";
+        for (int n = int(rng() % 6); n > 0; --n)
+            s += pick(rng, {"a", "Z", " ", "/", "~", "\\n", "\\\"", "\\\\", "\\/", "\\u00e9", "\\ud83d\\ude00",
+                            "\\u0000", "\\udc00", "\\ud800x", "\\b", "\\t", "\x7f"});
+        return s + "\"";
+    }
+    if (kind == 1)
+        return pick(rng, {"0", "-0", "12", "-3.25", "1e5", "2E-3", "6.02e+23", "1712195495522624.816", "99999999999999999999"});
+    if (kind == 2)
+        return pick(rng, {"true", "false", "null"});
+    const bool object = kind == 3;
+    std::string s = object ? "{" : "[";
+    for (int n = int(rng() % 4), i = 0; i < n; ++i) {
+        s += (i ? "," : "") + space();
+        if (object)
+            s += "\"k" + std::to_string(i) + "\"" + space() + ":" + space();
+        s += randomJson(rng, depth + 1) + space();
+    }
+    return s + (object ? "}" : "]");
+}
+
 // Numbers as writers make them, and byte soup around digits: '/' and ':'
 // neighbour the digits, and bytes from 0xfa carry when six is added.
 std::string randomNumberText(std::mt19937 &rng)
@@ -371,6 +451,7 @@ private slots:
     void bareArrayOfEveryPhase();
     void fractionalMicrosAreExact();
     void numberTextsAgainstReference();
+    void readerAcceptsWhatNlohmannAccepts();
     void gzipMembersAndChecks();
     void unfinishedRangeMarksRunIncomplete();
     void importTracesDispatches();
@@ -509,7 +590,7 @@ void TestProfilerImport::badInputNamesFileAndOffset_data()
     QTest::newRow("negative dur") << QByteArray(R"([{"ph":"X","name":"a","ts":12,"dur":-1}])") << "negative";
     QTest::newRow("no ph") << QByteArray(R"([{"name":"a","ts":12}])") << "no \"ph\"";
     QTest::newRow("truncated") << QByteArray(R"({"traceEvents":[{"ph":"X","name":"a","ts":12,"dur":1},{"ph")")
-                               << "ends inside an array or object (is it cut short?) at byte 59";
+                               << "ends inside an array or object (is it cut short?) in event 1 at byte 59";
     QTest::newRow("bad number") << QByteArray(R"([{"ph":"X","name":"a","ts":12,"dur":1,"args":{"x":1x2}}])")
                                 << "invalid JSON";
     QTest::newRow("trailing") << QByteArray(R"([] [])") << "after the trace";
@@ -729,8 +810,8 @@ void TestProfilerImport::fractionalMicrosAreExact()
     QCOMPARE(run.info.wallStartUnixNs, run.info.originNs);
 }
 
-// The time fields' one-pass conversion and the number check of every other
-// scalar against the reference above, on 200,000 texts.
+// The time fields' one-pass conversion and the JSON reader's number grammar
+// against the reference above, on 200,000 texts.
 void TestProfilerImport::numberTextsAgainstReference()
 {
     std::mt19937 rng(20261203);
@@ -738,7 +819,9 @@ void TestProfilerImport::numberTextsAgainstReference()
     for (int i = 0; i < 200'000; ++i) {
         const std::string text = randomNumberText(rng);
         const ReferenceNumber want = referenceNumber(text);
-        QVERIFY2(kineto::validScalar(text) == want.valid, text.c_str()); // no text here starts with t, f, n or "
+        // Valid by the grammar, an exponent form may still be beyond a double's range.
+        const bool inRange = !want.exponent || nlohmann::json::accept(text);
+        QVERIFY2(readerAccepts(text) == (want.valid && inRange), text.c_str()); // no text starts with t, f, n or "
         int64_t ns = 0;
         const bool ok = kineto::microsTextToNs(text, ns);
         valid += want.valid;
@@ -751,6 +834,36 @@ void TestProfilerImport::numberTextsAgainstReference()
         }
     }
     QVERIFY(valid > 50'000 && converted > 30'000); // the generator makes both kinds
+}
+
+// Random documents, whole and with ASCII bytes changed, inserted or deleted
+// (UTF-8 is checked apart from the reader): the importer's JSON reader
+// accepts exactly what nlohmann::json accepts.
+void TestProfilerImport::readerAcceptsWhatNlohmannAccepts()
+{
+    std::mt19937 rng(20261205);
+    // No NUL: nlohmann takes it for the end of the input, the reader refuses it (below).
+    const std::string bytes = "{}[]\",:\\ \n0123456789-+.eEtrufalsnu/xX\x01\x7f";
+    int accepted = 0, refused = 0;
+    for (int i = 0; i < 30'000; ++i) {
+        std::string text = randomJson(rng, 0);
+        for (int edits = int(rng() % 3); edits > 0 && !text.empty(); --edits) {
+            const size_t at = rng() % text.size();
+            const char c = bytes[rng() % bytes.size()];
+            switch (rng() % 3) {
+            case 0: text[at] = c; break;
+            case 1: text.insert(text.begin() + ptrdiff_t(at), c); break;
+            default: text.erase(at, 1);
+            }
+        }
+        const bool want = nlohmann::json::accept(text);
+        QVERIFY2(readerAcceptsDocument(text) == want, printable(text).c_str());
+        (want ? accepted : refused) += 1;
+    }
+    QVERIFY2(accepted > 5'000 && refused > 5'000, qPrintable(QString("%1 %2").arg(accepted).arg(refused)));
+    for (const std::string &text : {std::string("[1,\0 2]", 7), std::string("1\0", 2), std::string("\"a\0b\"", 5)})
+        QVERIFY2(!readerAcceptsDocument(text), printable(text).c_str());
+    QVERIFY(readerAcceptsDocument("\"a\\u0000b\""));
 }
 
 // Concatenated members import as one file; each gzip member's CRC-32 and

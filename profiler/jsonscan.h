@@ -1,0 +1,225 @@
+#pragma once
+// A strict JSON reader that walks a document once, front to back, checking
+// every byte's grammar as it goes, and hands out the text of what it reads:
+// keys and strings as views into the buffer (unescaped only when they have an
+// escape), numbers as their tokens. It builds nothing and keeps no index, so
+// reading a trace costs one pass over its bytes (simdjson's On Demand first
+// indexed every structural character of the file, then walked the index).
+//
+// The buffer must be followed by at least kJsonPadding readable zero bytes:
+// scans stop at the first NUL instead of checking the end at every byte.
+// UTF-8 is not checked here; callers validate the whole buffer once.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace fusescope::profiler::kineto {
+
+inline constexpr size_t kJsonPadding = 64;
+
+// What is wrong and where: `at` points into the buffer (its end when cut short).
+struct JsonError {
+    const char *at;
+    std::string what;
+};
+
+enum class JsonType : uint8_t { Object, Array, String, Number, Literal, None };
+
+// Unescaped strings, kept until the document is read (views of them are
+// handed out). Blocks never move.
+class StringArena
+{
+public:
+    char *allocate(size_t bytes);
+
+private:
+    std::vector<std::unique_ptr<char[]>> m_blocks;
+    size_t m_left = 0;
+    char *m_next = nullptr;
+};
+
+class JsonCursor
+{
+public:
+    JsonCursor(const char *begin, const char *end, StringArena &arena) : m_begin(begin), m_end(end), m_p(begin), m_arena(arena)
+    {
+    }
+
+    const char *begin() const { return m_begin; }
+    const char *end() const { return m_end; }
+    // Where the next value starts (whitespace skipped).
+    const char *position()
+    {
+        skipSpace();
+        return m_p;
+    }
+
+    // The type of the next value, from its first byte; None for a byte that
+    // starts no value (reading it then reports the error).
+    JsonType type()
+    {
+        skipSpace();
+        switch (*m_p) {
+        case '{': return JsonType::Object;
+        case '[': return JsonType::Array;
+        case '"': return JsonType::String;
+        case 't':
+        case 'f':
+        case 'n': return JsonType::Literal;
+        default: return (*m_p == '-' || static_cast<unsigned char>(*m_p - '0') < 10) ? JsonType::Number : JsonType::None;
+        }
+    }
+
+    // Calls onField(key) for each field; it must read (or skip) the value.
+    template <typename OnField>
+    void object(OnField &&onField)
+    {
+        enter('{');
+        skipSpace();
+        if (*m_p == '}') {
+            ++m_p;
+            --m_depth;
+            return;
+        }
+        for (;;) {
+            if (*m_p != '"')
+                failHere("a key (a string)");
+            const std::string_view key = string();
+            skipSpace();
+            if (*m_p != ':')
+                failHere("':' after a key");
+            ++m_p;
+            onField(key);
+            skipSpace();
+            if (*m_p == ',') {
+                ++m_p;
+                skipSpace();
+                continue;
+            }
+            if (*m_p != '}')
+                failHere("',' or '}' in an object");
+            ++m_p;
+            --m_depth;
+            return;
+        }
+    }
+
+    // Calls onElement() for each element; it must read (or skip) it.
+    template <typename OnElement>
+    void array(OnElement &&onElement)
+    {
+        enter('[');
+        skipSpace();
+        if (*m_p == ']') {
+            ++m_p;
+            --m_depth;
+            return;
+        }
+        for (;;) {
+            onElement();
+            skipSpace();
+            if (*m_p == ',') {
+                ++m_p;
+                continue;
+            }
+            if (*m_p != ']')
+                failHere("',' or ']' in an array");
+            ++m_p;
+            --m_depth;
+            return;
+        }
+    }
+
+    // A string's characters: a view into the buffer when it has no escape,
+    // else unescaped into the arena.
+    std::string_view string()
+    {
+        skipSpace();
+        if (*m_p != '"')
+            failHere("a string");
+        const char *const first = ++m_p;
+        const char *stop = findStringStop(m_p);
+        if (*stop == '"') {
+            m_p = stop + 1;
+            return {first, size_t(stop - first)};
+        }
+        return unescapeFrom(first, stop);
+    }
+
+    // A number's token, its grammar checked.
+    std::string_view number();
+    // Skips any value, checking it; returns its text.
+    std::string_view skip();
+    // The text read since `first` (a position()).
+    std::string_view textFrom(const char *first) const { return {first, size_t(m_p - first)}; }
+    // After the document's value: only whitespace may follow.
+    bool atEnd()
+    {
+        skipSpace();
+        return m_p == m_end;
+    }
+
+    [[noreturn]] void fail(const char *at, std::string what) const;
+
+private:
+    static bool isSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+    void skipSpace()
+    {
+        while (isSpace(*m_p))
+            ++m_p;
+    }
+
+    void enter(char open)
+    {
+        skipSpace();
+        if (*m_p != open)
+            failHere(open == '{' ? "an object" : "an array");
+        if (++m_depth > kMaxDepth)
+            fail(m_p, "invalid JSON: arrays and objects nested more than 1000 deep");
+        ++m_p;
+    }
+
+    // The first '"', '\\' or control character (NUL ends the buffer) from p.
+    static const char *findStringStop(const char *p)
+    {
+#if defined(__SSE2__)
+        const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\'), control = _mm_set1_epi8(0x1f);
+        for (;; p += 16) {
+            const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
+            const __m128i hits = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash)),
+                                              _mm_cmpeq_epi8(_mm_min_epu8(v, control), v));
+            if (const int mask = _mm_movemask_epi8(hits))
+                return p + __builtin_ctz(unsigned(mask));
+        }
+#else
+        while (*p != '"' && *p != '\\' && static_cast<unsigned char>(*p) >= 0x20)
+            ++p;
+        return p;
+#endif
+    }
+
+    const char *stringEnd(const char *p);
+    std::string_view unescapeFrom(const char *first, const char *stop);
+    void literal();
+    void skipNested();
+    [[noreturn]] void failHere(const char *expected) const;
+
+    static constexpr int kMaxDepth = 1000;
+    const char *const m_begin;
+    const char *const m_end;
+    const char *m_p;
+    int m_depth = 0;
+    StringArena &m_arena;
+};
+
+} // namespace fusescope::profiler::kineto
