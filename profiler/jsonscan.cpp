@@ -3,8 +3,6 @@
 
 #include "profiler/jsonscan.h"
 
-#include "profiler/kinetotext.h"
-
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -132,9 +130,8 @@ void JsonCursor::failHere(const char *expected) const
 
 // JSON's grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, then a byte
 // that may follow a value. (skipDigits stops at the padding's NUL.)
-std::string_view JsonCursor::number()
+std::string_view JsonCursor::numberInFull()
 {
-    skipSpace();
     const char *const first = m_p;
     const char *p = first + (*first == '-');
     const char *const whole = p;
@@ -154,7 +151,7 @@ std::string_view JsonCursor::number()
         ok = p != exponent;
         mayOverflow = true;
     }
-    if (!ok || !(isSpace(*p) || *p == ',' || *p == '}' || *p == ']' || p == m_end))
+    if (!ok || !endsValue(p))
         fail(first, p >= m_end ? "invalid JSON: the file ends inside a number (is it cut short?)" : "invalid JSON value");
     if (mayOverflow && overflowsDouble({first, size_t(p - first)}))
         fail(first, "invalid JSON value: the number is beyond a double's range");
@@ -168,8 +165,7 @@ void JsonCursor::literal()
     const std::string_view word = *first == 't' ? "true" : (*first == 'f' ? "false" : "null");
     const char *p = first + word.size();
     // The padding's NUL stops the comparison at the end of the buffer.
-    if (std::string_view(first, word.size()) != word
-        || !(isSpace(*p) || *p == ',' || *p == '}' || *p == ']' || p == m_end))
+    if (std::string_view(first, word.size()) != word || !endsValue(p))
         fail(first, "invalid JSON value");
     m_p = p;
 }

@@ -18,6 +18,13 @@
 
 namespace fusescope::profiler::kineto {
 
+// Frees what JsonBuffer::reserve took: munmap for a mapping of `mapped`
+// bytes, else delete[].
+struct BufferRelease {
+    size_t mapped = 0;
+    void operator()(char *p) const;
+};
+
 // The decompressed document, with the zeroed tail the JSON reader reads past the end.
 class JsonBuffer
 {
@@ -31,7 +38,7 @@ public:
     void finish();                    // zeroes the padding
 
 private:
-    std::unique_ptr<char[]> m_data;
+    std::unique_ptr<char[], BufferRelease> m_data;
     size_t m_size = 0;
     size_t m_capacity = 0; // usable bytes; the padding comes on top
 };
@@ -184,6 +191,9 @@ bool parseDocument(const JsonBuffer &buffer, uint32_t file, ImportState &state, 
 // "1234567.891" (µs) → 1234567891 ns, from the decimal text; false when the
 // text is not a number or overflows.
 bool microsTextToNs(std::string_view text, int64_t &ns);
+// The same for the number that starts at p: where it ends, or null when it
+// is not a number (in JSON's grammar) or overflows.
+const char *microsPrefixToNs(const char *p, const char *end, int64_t &ns);
 
 // Assembles the one Run of the import from everything parsed. Throws Error
 // naming the files when they hold no events at all.

@@ -372,8 +372,10 @@ private:
     {
         if (m_json.type() != JsonType::Number)
             failEvent(std::string("\"") + key + "\" is not a number");
-        if (!microsTextToNs(m_json.number(), ns))
+        if (!m_json.number([&ns](const char *p, const char *end) { return microsPrefixToNs(p, end, ns); })) {
+            m_json.number(); // throws when the grammar is what is wrong
             failEvent(std::string("\"") + key + "\" is out of range");
+        }
         return true;
     }
 

@@ -187,36 +187,49 @@ int64_t fractionNs(const char *digits, size_t count)
 
 // One pass over the text, in JSON's number grammar: the time fields are the
 // most frequent numbers of a trace.
-bool microsTextToNs(std::string_view text, int64_t &ns)
+const char *microsPrefixToNs(const char *p, const char *end, int64_t &ns)
 {
-    const char *p = text.data();
-    const char *end = p + text.size();
+    const char *const first = p;
     const bool negative = p != end && *p == '-';
     p += negative;
     const char *whole = p;
     p = skipDigits(p, end);
     const size_t count = size_t(p - whole);
     if (count == 0 || (*whole == '0' && count > 1))
-        return false;
+        return nullptr;
     int64_t us = 0;
     if (count <= 18) // fits in int64_t unchecked
         us = int64_t(digitsValue(whole, count));
     else if (!parseInt(std::string_view(whole, count), us))
-        return false;
+        return nullptr;
     int64_t sub = 0;
     if (p != end && *p == '.') {
         const char *fraction = ++p;
         p = skipDigits(p, end);
         if (p == fraction)
-            return false;
+            return nullptr;
         sub = fractionNs(fraction, size_t(p - fraction));
     }
-    if (p != end && (*p == 'e' || *p == 'E'))
-        return exponentMicrosToNs(text, ns);
+    if (p != end && (*p == 'e' || *p == 'E')) {
+        ++p;
+        p += p != end && (*p == '+' || *p == '-');
+        p = skipDigits(p, end);
+        return exponentMicrosToNs(std::string_view(first, size_t(p - first)), ns) ? p : nullptr;
+    }
     int64_t result = 0;
-    if (p != end || __builtin_mul_overflow(us, int64_t(1000), &result) || __builtin_add_overflow(result, sub, &result))
-        return false;
+    if (__builtin_mul_overflow(us, int64_t(1000), &result) || __builtin_add_overflow(result, sub, &result))
+        return nullptr;
     ns = negative ? -result : result;
+    return p;
+}
+
+bool microsTextToNs(std::string_view text, int64_t &ns)
+{
+    const char *end = text.data() + text.size();
+    int64_t value = 0;
+    if (microsPrefixToNs(text.data(), end, value) != end)
+        return false;
+    ns = value;
     return true;
 }
 

@@ -3,6 +3,7 @@
 // text, scalar validation, and what categories, names and flow kinds mean.
 
 #include "profiler/events.h"
+#include "profiler/jsonscan.h"
 
 #include <charconv>
 #include <cstdint>
@@ -40,41 +41,6 @@ bool parseAddress(std::string_view text, uint64_t &out); // "0x7f3a…", "140…
 bool parseDims(std::string_view text, int32_t (&dims)[3]);  // "[128, 1, 1]" → {128, 1, 1}
 void appendJsonString(std::string &out, std::string_view s);
 
-// ---- digit runs eight bytes at a time: times and ids are 16-19 digits ----
-
-inline bool isDigit(char c)
-{
-    return static_cast<unsigned char>(c - '0') < 10;
-}
-
-inline uint64_t load8(const char *p)
-{
-    uint64_t x;
-    std::memcpy(&x, p, 8);
-    return x; // little-endian: the first character is the lowest byte
-}
-
-// The bytes of x that are not ASCII digits, as set bits. A byte is a digit
-// when its high nibble is 3 and stays 3 after adding 6 (so it is at most '9').
-// A carry out of a byte over 0xf9 disturbs only the bytes after that
-// non-digit, so the lowest set byte is always the first non-digit.
-inline uint64_t nonDigitBytes(uint64_t x)
-{
-    constexpr uint64_t kHigh = 0xf0f0f0f0f0f0f0f0ull, kThrees = 0x3030303030303030ull, kSixes = 0x0606060606060606ull;
-    return ((x & kHigh) ^ kThrees) | (((x + kSixes) & kHigh) ^ kThrees);
-}
-
-// Past the run of digits that starts at p.
-inline const char *skipDigits(const char *p, const char *end)
-{
-    for (; end - p >= 8; p += 8) {
-        if (const uint64_t other = nonDigitBytes(load8(p)))
-            return p + (__builtin_ctzll(other) >> 3);
-    }
-    while (p != end && isDigit(*p))
-        ++p;
-    return p;
-}
 
 EventKind kindOf(std::string_view cat, std::string_view name);
 bool isGpuKind(EventKind kind);
