@@ -8,6 +8,7 @@
 #include "core/tensor/tensor.h"
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -240,14 +241,28 @@ private:
 
     // ---- flows ----
 
-    static int phaseRank(char phase) { return phase == 's' ? 0 : phase == 't' ? 1 : 2; }
-
+    // A flow's ends in order: by file, kind and id, then time; at one time
+    // the start (s) before steps (t) before the end (f); then file order.
+    // Compared field by field with the phases' ranks from a table: the
+    // tuple of a computed rank made the sort of the V100 trace's 20,000
+    // flow ends take the assembly's longest path.
     void prepareFlows()
     {
+        static constexpr std::array<uint8_t, 256> kRank = [] {
+            std::array<uint8_t, 256> rank{};
+            rank.fill(2);
+            rank['s'] = 0;
+            rank['t'] = 1;
+            return rank;
+        }();
         std::vector<PendingFlowEnd> &ends = m_state.flowEnds;
         std::sort(ends.begin(), ends.end(), [](const PendingFlowEnd &a, const PendingFlowEnd &b) {
-            return std::make_tuple(a.file, a.kind, a.id, a.ts, phaseRank(a.phase), a.order)
-                 < std::make_tuple(b.file, b.kind, b.id, b.ts, phaseRank(b.phase), b.order);
+            if (a.file != b.file || a.kind != b.kind)
+                return a.file != b.file ? a.file < b.file : a.kind < b.kind;
+            if (a.id != b.id || a.ts != b.ts)
+                return a.id != b.id ? a.id < b.id : a.ts < b.ts;
+            const uint8_t ra = kRank[uint8_t(a.phase)], rb = kRank[uint8_t(b.phase)];
+            return ra != rb ? ra < rb : a.order < b.order;
         });
         m_flowSlices.assign(ends.size(), kNoEvent);
         m_flowQueries = queriesAt(ends, m_flowSlices);
