@@ -21,7 +21,7 @@ void failAt(const std::string &path, const std::string &what, const char *buffer
 }
 
 EventBuilder::EventBuilder(const JsonBuffer &buffer, uint32_t file, ImportState &state)
-    : m_buffer(buffer), m_file(file), m_state(state), m_path(state.files[file].path)
+    : m_text(buffer.data()), m_textSize(buffer.size()), m_file(file), m_state(state), m_path(state.files[file].path)
 {
     // Kineto writes 200-600 bytes an event, nearly all with args: one guess
     // spares the copies of growing vectors (the pages are touched only as
@@ -31,12 +31,13 @@ EventBuilder::EventBuilder(const JsonBuffer &buffer, uint32_t file, ImportState 
     m_state.args.reserve(m_state.args.size() + buffer.size() / 256);
 }
 
-void EventBuilder::add(ReadBatch &batch)
+void EventBuilder::add(const ReadBatch &batch)
 {
-    for (ReadEvent &read : batch.events) {
+    for (const ReadEvent &read : batch.events) {
         m_read = &read;
         m_ev = &read.ev;
-        m_args = &read.args; // completed in place, not copied
+        m_fields = ArgsFields();
+        m_fields.address = read.strings.address;
         readArgs(batch);
         handleEvent();
     }
@@ -44,7 +45,7 @@ void EventBuilder::add(ReadBatch &batch)
 
 void EventBuilder::failEvent(const std::string &what) const
 {
-    failAt(m_path, what, m_buffer.data(), m_read->start, m_read->index);
+    failAt(m_path, what, m_text, m_read->start, m_read->index);
 }
 
 // ---- args ----
@@ -65,16 +66,16 @@ void EventBuilder::readArg(const ArgText &arg)
 {
     const std::string_view key = arg.key, raw = arg.raw;
     if (arg.kind == ArgText::Nested) {
-        int32_t(&dims)[3] = equals(key, "grid") ? m_args->args.grid : m_args->args.block;
+        int32_t(&dims)[3] = equals(key, "grid") ? m_fields.args.grid : m_fields.args.block;
         if ((equals(key, "grid") || equals(key, "block")) && parseDims(raw, dims))
-            m_args->known = true;
+            m_fields.known = true;
         else
             appendExtra(key, raw);
         return;
     }
     if (arg.kind == ArgText::Number) {
         if (readEventArg(key, raw)) {
-            m_args->known = true;
+            m_fields.known = true;
             return;
         }
         m_numbers.push_back({key, raw});
@@ -83,17 +84,26 @@ void EventBuilder::readArg(const ArgText &arg)
     appendExtra(key, raw);
 }
 
+// A key that is a view into the file was written without escapes (the
+// reader unescapes others into its arena): it needs none now either.
 void EventBuilder::appendExtra(std::string_view key, std::string_view raw)
 {
     m_extra.push_back(m_extra.empty() ? '{' : ',');
-    appendJsonString(m_extra, key);
+    const auto at = reinterpret_cast<uintptr_t>(key.data()), begin = reinterpret_cast<uintptr_t>(m_text);
+    if (at >= begin && at + key.size() <= begin + m_textSize) {
+        m_extra.push_back('"');
+        m_extra.append(key);
+        m_extra.push_back('"');
+    } else {
+        appendJsonString(m_extra, key);
+    }
     m_extra.push_back(':');
     m_extra.append(raw);
 }
 
 bool EventBuilder::readEventArg(std::string_view key, std::string_view raw)
 {
-    EventArgs &a = m_args->args;
+    EventArgs &a = m_fields.args;
     if (equals(key, "correlation"))
         return parseInt(raw, a.correlation);
     if (equals(key, "External id") || equals(key, "external id"))
@@ -108,21 +118,21 @@ bool EventBuilder::readEventArg(std::string_view key, std::string_view raw)
 void EventBuilder::readNumberArg(std::string_view key, std::string_view raw)
 {
     if (equals(key, "bytes"))
-        std::from_chars(raw.data(), raw.data() + raw.size(), m_args->bytes);
+        std::from_chars(raw.data(), raw.data() + raw.size(), m_fields.bytes);
     else if (equals(key, "Bytes"))
-        parseInt(raw, m_args->memBytes);
+        parseInt(raw, m_fields.memBytes);
     else if (equals(key, "Total Allocated"))
-        parseInt(raw, m_args->totalAllocated);
+        parseInt(raw, m_fields.totalAllocated);
     else if (equals(key, "Total Reserved"))
-        parseInt(raw, m_args->totalReserved);
+        parseInt(raw, m_fields.totalReserved);
     else if (equals(key, "Device Id"))
-        parseInt(raw, m_args->deviceId);
+        parseInt(raw, m_fields.deviceId);
     else if (equals(key, "Device Type"))
-        parseInt(raw, m_args->deviceType);
+        parseInt(raw, m_fields.deviceType);
     else if (equals(key, "Addr"))
-        parseAddress(raw, m_args->address);
+        parseAddress(raw, m_fields.address);
     else if (equals(key, "sort_index"))
-        m_args->hasSort = parseInt(raw, m_args->sortIndex);
+        m_fields.hasSort = parseInt(raw, m_fields.sortIndex);
 }
 
 // ---- what each phase makes ----
@@ -201,11 +211,11 @@ Event EventBuilder::makeEvent(int64_t start, int64_t duration)
     e.kind = m_ev->ph == 'i' || m_ev->ph == 'I' ? EventKind::Instant : kindOf(m_ev->cat, m_ev->name);
     e.track = TrackId(track());
     if (e.kind == EventKind::Memcpy || e.kind == EventKind::Memset)
-        e.bytes = float(m_args->bytes);
+        e.bytes = float(m_fields.bytes);
     if (e.kind == EventKind::Memcpy) {
-        m_args->args.copyKind = copyKindOf(m_ev->name);
-        m_args->args.pinned = m_ev->name.find("Pinned") != std::string_view::npos;
-        m_args->known = true;
+        m_fields.args.copyKind = copyKindOf(m_ev->name);
+        m_fields.args.pinned = m_ev->name.find("Pinned") != std::string_view::npos;
+        m_fields.known = true;
     }
     e.args = takeArgs();
     if (isGpuKind(e.kind) || equals(m_ev->cat, "gpu_user_annotation"))
@@ -215,11 +225,11 @@ Event EventBuilder::makeEvent(int64_t start, int64_t duration)
 
 ArgsId EventBuilder::takeArgs()
 {
-    if (!m_args->known && m_extra.empty())
+    if (!m_fields.known && m_extra.empty())
         return {};
     if (!m_extra.empty())
-        m_args->args.extra = m_state.trace.strings.intern(m_extra);
-    m_state.args.push_back(m_args->args);
+        m_fields.args.extra = m_state.trace.strings.intern(m_extra);
+    m_state.args.push_back(m_fields.args);
     return ArgsId(static_cast<uint32_t>(m_state.args.size() - 1));
 }
 
@@ -228,7 +238,7 @@ void EventBuilder::markGpu(uint16_t index)
     PendingTrack &t = m_state.tracks[index];
     t.gpu = true;
     if (t.device < 0)
-        t.device = m_args->args.device;
+        t.device = m_fields.args.device;
 }
 
 void EventBuilder::pushEvent(const Event &e)
@@ -284,13 +294,13 @@ void EventBuilder::addMemory()
 {
     PendingMemory m;
     m.ts = m_ev->ts;
-    m.address = m_args->address;
-    m.bytes = m_args->memBytes;
-    m.totalAllocated = m_args->totalAllocated;
-    m.totalReserved = m_args->totalReserved;
+    m.address = m_fields.address;
+    m.bytes = m_fields.memBytes;
+    m.totalAllocated = m_fields.totalAllocated;
+    m.totalReserved = m_fields.totalReserved;
     m.track = track();
     // Device Type 0 is the CPU (c10::DeviceType::CPU), whatever its id says.
-    m.device = static_cast<int16_t>(m_args->deviceType == 0 ? -1 : m_args->deviceId);
+    m.device = static_cast<int16_t>(m_fields.deviceType == 0 ? -1 : m_fields.deviceId);
     m_state.memory.push_back(m);
     m_lastTs = std::max(m_lastTs, m_ev->ts);
 }
@@ -348,17 +358,17 @@ void EventBuilder::addMetadata()
     if (m_ev->name == "process_name" || m_ev->name == "process_labels" || m_ev->name == "process_sort_index") {
         ProcessMeta &p = m_state.processes[processKey(m_file, m_ev->pid)];
         if (m_ev->name == "process_name")
-            p.name = m_args->name;
+            p.name = m_read->strings.name;
         else if (m_ev->name == "process_labels")
-            p.labels = m_args->labels;
+            p.labels = m_read->strings.labels;
         else
-            p.hasSort = m_args->hasSort, p.sortIndex = m_args->sortIndex;
+            p.hasSort = m_fields.hasSort, p.sortIndex = m_fields.sortIndex;
     } else if (m_ev->name == "thread_name" || m_ev->name == "thread_sort_index") {
         ThreadMeta &t = m_state.threads[trackKey(m_file, m_ev->pid, m_ev->tid)];
         if (m_ev->name == "thread_name")
-            t.name = trimRight(m_args->name);
+            t.name = trimRight(m_read->strings.name);
         else
-            t.hasSort = m_args->hasSort, t.sortIndex = m_args->sortIndex;
+            t.hasSort = m_fields.hasSort, t.sortIndex = m_fields.sortIndex;
     }
 }
 

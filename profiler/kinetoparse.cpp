@@ -414,11 +414,11 @@ private:
     void readStringArg(std::string_view key, std::string_view text)
     {
         if (equals(key, "name"))
-            m_cur->args.name = text;
+            m_cur->strings.name = text;
         else if (equals(key, "labels"))
-            m_cur->args.labels = text;
+            m_cur->strings.labels = text;
         else
-            parseAddress(text, m_cur->args.address);
+            parseAddress(text, m_cur->strings.address);
     }
 
     const JsonBuffer &m_buffer;

@@ -33,8 +33,8 @@ struct RawEvent {
 };
 
 // What an event's "args" held: the fields EventArgs has, and what memory,
-// metadata and counter events need. The walk sets the string ones (name,
-// labels, a string Addr: their escapes need the reader); the builder the rest.
+// metadata and counter events need; the builder reads them (and keeps them
+// while it handles the event, not in the read event, which stays small).
 struct ArgsFields {
     EventArgs args;
     bool known = false; // any EventArgs field was set
@@ -45,10 +45,15 @@ struct ArgsFields {
     int64_t deviceId = -1;
     int64_t deviceType = -1;
     uint64_t address = 0;
-    std::string_view name;   // metadata: process or thread name
-    std::string_view labels; // metadata: process labels
     bool hasSort = false;
     int64_t sortIndex = 0;
+};
+
+// The string args the walk reads itself: their escapes need the reader.
+struct StringArgs {
+    std::string_view name;   // metadata: process or thread name
+    std::string_view labels; // metadata: process labels
+    uint64_t address = 0;    // a memory event's "Addr" written as a string
 };
 
 // One argument as written: the walk checks arrays and objects on the way,
@@ -68,7 +73,7 @@ struct NumberArg {
 
 struct ReadEvent {
     RawEvent ev;
-    ArgsFields args;
+    StringArgs strings;
     size_t argsBegin = 0, argsEnd = 0; // in ReadBatch::args
     const char *start = nullptr;       // where the event begins, for errors
     size_t index = 0;                  // its place in the events array
@@ -90,12 +95,15 @@ struct ReadBatch {
                          std::optional<size_t> event);
 
 // Turns read events, in the file's order, into events, tracks, flows,
-// allocations, counters and metadata of one file in ImportState.
-class EventBuilder
+// allocations, counters and metadata of one file in ImportState. For a big
+// file it runs on a thread of its own beside the walk: it keeps to cache
+// lines of its own (what it reads of the walk's state, it copied when made),
+// as a line the two shared went back and forth between the cores.
+class alignas(64) EventBuilder
 {
 public:
     EventBuilder(const JsonBuffer &buffer, uint32_t file, ImportState &state);
-    void add(ReadBatch &batch); // completes the batch's args fields in place
+    void add(const ReadBatch &batch);
     // Ranges whose "E" never came end with the file; the run says it is incomplete.
     void finish();
 
@@ -125,14 +133,15 @@ private:
     void addMetadata();
     [[noreturn]] void failEvent(const std::string &what) const;
 
-    const JsonBuffer &m_buffer;
+    const char *const m_text; // the file's JSON
+    const size_t m_textSize;
     const uint32_t m_file;
     ImportState &m_state;
     const std::string m_path;
     // The event being handled.
     const ReadEvent *m_read = nullptr;
     const RawEvent *m_ev = nullptr; // in the batch
-    ArgsFields *m_args = nullptr;
+    ArgsFields m_fields; // of the event being handled
     std::string m_extra;               // the args EventArgs has no field for, as one JSON object
     std::vector<NumberArg> m_numbers;  // for counters
 
