@@ -2,6 +2,7 @@
 // blocks, gzip is inflated as it streams in, so the compressed file is never
 // held in memory whole.
 
+#include "profiler/jsonscan.h"
 #include "profiler/kinetoimport.h"
 
 #include "core/tensor/tensor.h"
@@ -451,6 +452,8 @@ void BufferRelease::operator()(char *p) const
     }
     ::munmap(p, mapped);
 }
+
+static_assert(simdjson::SIMDJSON_PADDING >= kJsonPadding, "the JSON reader reads past the end of the text");
 
 void JsonBuffer::reserve(size_t bytes)
 {

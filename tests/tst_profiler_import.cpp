@@ -864,6 +864,11 @@ void TestProfilerImport::readerAcceptsWhatNlohmannAccepts()
     for (const std::string &text : {std::string("[1,\0 2]", 7), std::string("1\0", 2), std::string("\"a\0b\"", 5)})
         QVERIFY2(!readerAcceptsDocument(text), printable(text).c_str());
     QVERIFY(readerAcceptsDocument("\"a\\u0000b\""));
+    // Nesting is limited (the reader recurses), not refused by a crash.
+    const auto nested = [](size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); };
+    QVERIFY(readerAcceptsDocument(nested(1000)));
+    QVERIFY(!readerAcceptsDocument(nested(1001)));
+    QVERIFY(!readerAcceptsDocument(nested(200'000)));
 }
 
 // Concatenated members import as one file; each gzip member's CRC-32 and
