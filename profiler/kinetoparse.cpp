@@ -216,17 +216,17 @@ private:
         FileInfo &info = m_state.files[m_file];
         m_json.object([&](std::string_view key) {
             if ((key == "rank" || key == "world_size") && m_json.type() == JsonType::Number)
-                readInt(key == "rank" ? info.rank : info.worldSize);
+                readInt(key, key == "rank" ? info.rank : info.worldSize);
             else
                 m_json.skip();
         });
     }
 
-    void readInt(int64_t &out)
+    void readInt(std::string_view key, int64_t &out)
     {
         const char *at = m_json.position();
         if (!parseInt(m_json.number(), out))
-            fail("is not a trace: a number that is not an integer in range", at);
+            fail("\"" + std::string(key) + "\" is not an integer in range", at);
     }
 
     void readBaseTime()
@@ -235,7 +235,7 @@ private:
             m_json.skip();
             return;
         }
-        readInt(m_state.files[m_file].baseNs);
+        readInt("baseTimeNanoseconds", m_state.files[m_file].baseNs);
         m_state.files[m_file].hasBase = true;
     }
 
