@@ -121,11 +121,8 @@ public:
     {
         enter('{');
         skipSpace();
-        if (*m_p == '}') {
-            ++m_p;
-            --m_depth;
-            return;
-        }
+        if (*m_p == '}')
+            return leave();
         for (;;) {
             if (*m_p != '"')
                 failHere("a key (a string)");
@@ -143,9 +140,7 @@ public:
             }
             if (*m_p != '}')
                 failHere("',' or '}' in an object");
-            ++m_p;
-            --m_depth;
-            return;
+            return leave();
         }
     }
 
@@ -155,11 +150,8 @@ public:
     {
         enter('[');
         skipSpace();
-        if (*m_p == ']') {
-            ++m_p;
-            --m_depth;
-            return;
-        }
+        if (*m_p == ']')
+            return leave();
         for (;;) {
             onElement();
             skipSpace();
@@ -169,9 +161,7 @@ public:
             }
             if (*m_p != ']')
                 failHere("',' or ']' in an array");
-            ++m_p;
-            --m_depth;
-            return;
+            return leave();
         }
     }
 
@@ -243,6 +233,13 @@ private:
     {
         while (isSpace(*m_p))
             ++m_p;
+    }
+
+    // Past the closing bracket of the array or object being read.
+    void leave()
+    {
+        ++m_p;
+        --m_depth;
     }
 
     void enter(char open)

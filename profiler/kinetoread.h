@@ -56,8 +56,8 @@ struct StringArgs {
     uint64_t address = 0;    // a memory event's "Addr" written as a string
 };
 
-// One argument as written: the walk checks arrays and objects on the way,
-// the builder checks scalars and reads what it needs.
+// One argument as written, its grammar checked by the walk; the builder reads
+// what it needs of it.
 struct ArgText {
     enum Kind : uint8_t { Number, OtherScalar, Nested };
     std::string_view key;

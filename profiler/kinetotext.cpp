@@ -138,36 +138,13 @@ FlowKind flowKindOf(std::string_view cat, std::string_view name)
 
 namespace {
 
-bool validNumber(std::string_view s)
-{
-    size_t i = s.starts_with('-') ? 1 : 0;
-    auto digits = [&] {
-        const size_t from = i;
-        i = size_t(skipDigits(s.data() + i, s.data() + s.size()) - s.data());
-        return i - from;
-    };
-    const size_t first = i;
-    const size_t whole = digits();
-    if (whole == 0 || (whole > 1 && s[first] == '0'))
-        return false;
-    if (i < s.size() && s[i] == '.' && (++i, digits() == 0))
-        return false;
-    if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-        ++i;
-        if (i < s.size() && (s[i] == '+' || s[i] == '-'))
-            ++i;
-        if (digits() == 0)
-            return false;
-    }
-    return i == s.size();
-}
-
 // Exponent forms are rare (no profiler writes them); they go through double.
+// The caller has checked the text's grammar.
 bool exponentMicrosToNs(std::string_view text, int64_t &ns)
 {
     double us = 0;
     const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), us);
-    if (!validNumber(text) || ec != std::errc() || p != text.data() + text.size() || !std::isfinite(us)
+    if (ec != std::errc() || p != text.data() + text.size() || !std::isfinite(us)
         || std::fabs(us) > 9.2e15)
         return false;
     ns = std::llround(us * 1000.0);
@@ -213,7 +190,10 @@ const char *microsPrefixToNs(const char *p, const char *end, int64_t &ns)
     if (p != end && (*p == 'e' || *p == 'E')) {
         ++p;
         p += p != end && (*p == '+' || *p == '-');
+        const char *const exponent = p;
         p = skipDigits(p, end);
+        if (p == exponent)
+            return nullptr;
         return exponentMicrosToNs(std::string_view(first, size_t(p - first)), ns) ? p : nullptr;
     }
     int64_t result = 0;
