@@ -159,6 +159,34 @@ std::string_view JsonCursor::numberInFull()
     return {first, size_t(p - first)};
 }
 
+// A key neither guess matched: read in full, then remembered as the slot's
+// recent guess when written plainly (no escapes, ':' right after it).
+std::string_view JsonCursor::keyRead(unsigned &slot)
+{
+    const std::string_view key = string();
+    GuessSlot &guesses = m_guesses[slot];
+    const bool plain = key.data() > m_begin && key.data() < m_end;
+    // The first slots guess first keys; the others are chosen by a hash of the key.
+    unsigned hash = unsigned(key.size());
+    for (const char c : key)
+        hash = hash * 31 + static_cast<unsigned char>(c);
+    slot = unsigned(kFirstKeySlots + hash % (kGuessSlots - kFirstKeySlots));
+    if (plain && key.size() <= kMaxGuessedKey && *m_p == ':') {
+        guesses.older = guesses.recent;
+        KeyGuess &guess = guesses.recent = KeyGuess();
+        const size_t size = key.size() + 3;
+        std::memcpy(guess.text, key.data() - 1, size);
+        guess.size = uint8_t(size);
+        guess.mask = uint32_t((uint64_t(1) << size) - 1);
+        guess.after = uint8_t(slot);
+    }
+    skipSpace();
+    if (*m_p != ':')
+        failHere("':' after a key");
+    ++m_p;
+    return key;
+}
+
 void JsonCursor::literal()
 {
     const char *const first = m_p;

@@ -18,7 +18,9 @@
 #include <string_view>
 #include <vector>
 
-#if defined(__SSE2__)
+#if defined(__AVX2__)
+#include <immintrin.h>
+#elif defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
@@ -123,15 +125,11 @@ public:
         skipSpace();
         if (*m_p == '}')
             return leave();
+        unsigned slot = unsigned(m_depth) % kFirstKeySlots; // events and their args start differently
         for (;;) {
             if (*m_p != '"')
                 failHere("a key (a string)");
-            const std::string_view key = string();
-            skipSpace();
-            if (*m_p != ':')
-                failHere("':' after a key");
-            ++m_p;
-            onField(key);
+            onField(key(slot));
             skipSpace();
             if (*m_p == ',') {
                 ++m_p;
@@ -271,6 +269,63 @@ private:
 #endif
     }
 
+    // ---- keys, guessed ----
+    // Every byte's position in a document depends on the bytes before it, so
+    // reading is a chain of latencies: finding a key's closing quote waits on
+    // a load, compares and a bit scan (about 16 cycles), and the next read
+    // waits on that. The keys of a trace's events repeat in the same order,
+    // so each key is guessed from the key before it: a guess that matches the
+    // bytes moves the reader by a constant, which the core runs ahead on while
+    // the comparison is still being checked. A slot keeps the last two keys
+    // that followed its key (a trace's events come in kinds whose fields
+    // differ after the first).
+    struct KeyGuess {
+        char text[32] = {}; // `"key":`
+        uint32_t mask = 1;  // the bytes of text to compare; never matches at first (text[0] is NUL)
+        uint8_t size = 0;   // bytes of `"key":`
+        uint8_t after = 0;  // the slot guessing the key that follows this one
+    };
+    struct GuessSlot {
+        KeyGuess recent, older;
+    };
+    static constexpr size_t kGuessSlots = 248;
+    static constexpr size_t kFirstKeySlots = 8; // slots for objects' first keys, by depth
+    static constexpr size_t kMaxGuessedKey = sizeof(KeyGuess::text) - 3;
+
+    // The key at m_p (its opening quote) and the ':' after it, read; slot
+    // becomes the one for the next key.
+    std::string_view key(unsigned &slot)
+    {
+        const GuessSlot &guesses = m_guesses[slot];
+        if (matches(guesses.recent))
+            return guessed(guesses.recent, slot);
+        if (matches(guesses.older))
+            return guessed(guesses.older, slot);
+        return keyRead(slot);
+    }
+
+    std::string_view guessed(const KeyGuess &guess, unsigned &slot)
+    {
+        const std::string_view key(m_p + 1, guess.size - 3u);
+        m_p += guess.size;
+        slot = guess.after;
+        return key;
+    }
+
+    bool matches(const KeyGuess &guess) const
+    {
+#if defined(__AVX2__)
+        // Padding makes 32 bytes readable from any position before the end.
+        const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(m_p));
+        const __m256i text = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(guess.text));
+        const auto equal = uint32_t(_mm256_movemask_epi8(_mm256_cmpeq_epi8(bytes, text)));
+        return (equal & guess.mask) == guess.mask;
+#else
+        return guess.size != 0 && std::memcmp(m_p, guess.text, guess.size) == 0;
+#endif
+    }
+
+    std::string_view keyRead(unsigned &slot);
     const char *stringEnd(const char *p);
     std::string_view unescapeFrom(const char *first, const char *stop);
     std::string_view numberInFull();
@@ -284,6 +339,7 @@ private:
     const char *m_p;
     int m_depth = 0;
     StringArena &m_arena;
+    GuessSlot m_guesses[kGuessSlots];
 };
 
 } // namespace fusescope::profiler::kineto

@@ -22,7 +22,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -353,6 +355,110 @@ std::string randomJson(std::mt19937 &rng, int depth)
     return s + (object ? "}" : "]");
 }
 
+// Up to two bytes of `text` changed to, or inserted from, `bytes`, or deleted.
+void editRandomly(std::mt19937 &rng, std::string &text, std::string_view bytes)
+{
+    for (int edits = int(rng() % 3); edits > 0 && !text.empty(); --edits) {
+        const size_t at = rng() % text.size();
+        const char c = bytes[rng() % bytes.size()];
+        switch (rng() % 3) {
+        case 0: text[at] = c; break;
+        case 1: text.insert(text.begin() + ptrdiff_t(at), c); break;
+        default: text.erase(at, 1);
+        }
+    }
+}
+
+// The keys of a document in the order the importer's reader hands them out
+// (objects depth first), or nothing when it refuses the document.
+std::optional<std::vector<std::string>> readerKeys(const std::string &text)
+{
+    std::string padded = text;
+    padded.append(kineto::kJsonPadding, '\0');
+    kineto::StringArena arena;
+    kineto::JsonCursor json(padded.data(), padded.data() + text.size(), arena);
+    std::vector<std::string> keys;
+    const std::function<void()> value = [&] {
+        if (json.type() == kineto::JsonType::Object)
+            json.object([&](std::string_view key) {
+                keys.emplace_back(key);
+                value();
+            });
+        else if (json.type() == kineto::JsonType::Array)
+            json.array(value);
+        else
+            json.skip();
+    };
+    try {
+        value();
+        if (!json.atEnd())
+            return std::nullopt;
+    } catch (const kineto::JsonError &) {
+        return std::nullopt;
+    }
+    return keys;
+}
+
+// The same from nlohmann::json's SAX reader.
+std::optional<std::vector<std::string>> nlohmannKeys(const std::string &text)
+{
+    struct Keys : nlohmann::json::json_sax_t {
+        std::vector<std::string> keys;
+        bool null() override { return true; }
+        bool boolean(bool) override { return true; }
+        bool number_integer(number_integer_t) override { return true; }
+        bool number_unsigned(number_unsigned_t) override { return true; }
+        bool number_float(number_float_t, const string_t &) override { return true; }
+        bool string(string_t &) override { return true; }
+        bool binary(binary_t &) override { return true; }
+        bool start_object(std::size_t) override { return true; }
+        bool key(string_t &key) override
+        {
+            keys.push_back(key);
+            return true;
+        }
+        bool end_object() override { return true; }
+        bool start_array(std::size_t) override { return true; }
+        bool end_array() override { return true; }
+        bool parse_error(std::size_t, const std::string &, const nlohmann::detail::exception &) override { return false; }
+    } sax;
+    if (!nlohmann::json::sax_parse(text, &sax))
+        return std::nullopt;
+    return sax.keys;
+}
+
+// Arrays of objects whose keys mostly come in a few orders, as a trace's
+// events do, so that the reader's key guesses are made and used: keys that
+// differ from a guess by a byte, extend it, are written with an escape or a
+// space before the colon, and keys about the longest a guess holds.
+std::string repeatedKeysDocument(std::mt19937 &rng)
+{
+    static const std::vector<std::string> kKeys = {
+        "ph", "cat", "name", "pid", "tid", "ts", "dur", "args", "id", "bp", "External id", "p", "phx", "Ph",
+        "p\\u0068", "c\\\"t", "", std::string(28, 'k'), std::string(29, 'k'), std::string(30, 'k'), std::string(31, 'k')};
+    const std::vector<std::vector<int>> orders = {{0, 1, 2, 3, 4, 5, 6, 7}, {0, 8, 3, 4, 5, 1, 2, 9}, {10, 17, 18, 19, 20}};
+    const auto value = [&]() -> std::string {
+        if (rng() % 4 == 0) {
+            std::string args = "{";
+            for (const int k : orders[2])
+                args += (args.size() > 1 ? ", \"" : "\"") + kKeys[size_t(k)] + "\": 1";
+            return args + "}";
+        }
+        return pick(rng, {"1", "\"X\"", "[1, {\"ph\": 2}]", "-2.5", "null"});
+    };
+    std::string text = "[";
+    for (int n = 1 + int(rng() % 40), i = 0; i < n; ++i) {
+        text += i ? ",\n  {" : "{";
+        const std::vector<int> &order = orders[rng() % 2];
+        for (size_t f = 0; f < order.size(); ++f) {
+            const size_t k = rng() % 8 == 0 ? rng() % kKeys.size() : size_t(order[f]);
+            text += (f ? ", \"" : "\"") + kKeys[k] + (rng() % 16 == 0 ? "\" :" : "\":") + " " + value();
+        }
+        text += "}";
+    }
+    return text + "]";
+}
+
 // Numbers as writers make them, and byte soup around digits: '/' and ':'
 // neighbour the digits, and bytes from 0xfa carry when six is added.
 std::string randomNumberText(std::mt19937 &rng)
@@ -443,6 +549,7 @@ private slots:
     void fractionalMicrosAreExact();
     void numberTextsAgainstReference();
     void readerAcceptsWhatNlohmannAccepts();
+    void guessedKeysReadAsNlohmannReadsThem();
     void gzipMembersAndChecks();
     void unfinishedRangeMarksRunIncomplete();
     void importTracesDispatches();
@@ -838,15 +945,7 @@ void TestProfilerImport::readerAcceptsWhatNlohmannAccepts()
     int accepted = 0, refused = 0;
     for (int i = 0; i < 30'000; ++i) {
         std::string text = randomJson(rng, 0);
-        for (int edits = int(rng() % 3); edits > 0 && !text.empty(); --edits) {
-            const size_t at = rng() % text.size();
-            const char c = bytes[rng() % bytes.size()];
-            switch (rng() % 3) {
-            case 0: text[at] = c; break;
-            case 1: text.insert(text.begin() + ptrdiff_t(at), c); break;
-            default: text.erase(at, 1);
-            }
-        }
+        editRandomly(rng, text, bytes);
         const bool want = nlohmann::json::accept(text);
         QVERIFY2(readerAcceptsDocument(text) == want, printable(text).c_str());
         (want ? accepted : refused) += 1;
@@ -860,6 +959,23 @@ void TestProfilerImport::readerAcceptsWhatNlohmannAccepts()
     QVERIFY(readerAcceptsDocument(nested(1000)));
     QVERIFY(!readerAcceptsDocument(nested(1001)));
     QVERIFY(!readerAcceptsDocument(nested(200'000)));
+}
+
+// The reader guesses each key from the one before it: what it reads, keys
+// and all, is what nlohmann::json reads, with and without edits to the text.
+void TestProfilerImport::guessedKeysReadAsNlohmannReadsThem()
+{
+    std::mt19937 rng(20261206);
+    const std::string bytes = "{}[]\",: \\ku0068phx";
+    int accepted = 0, refused = 0;
+    for (int i = 0; i < 5'000; ++i) {
+        std::string text = repeatedKeysDocument(rng);
+        editRandomly(rng, text, bytes);
+        const std::optional<std::vector<std::string>> want = nlohmannKeys(text);
+        QVERIFY2(readerKeys(text) == want, printable(text).c_str());
+        (want ? accepted : refused) += 1;
+    }
+    QVERIFY2(accepted > 1'000 && refused > 1'000, qPrintable(QString("%1 %2").arg(accepted).arg(refused)));
 }
 
 // Concatenated members import as one file; each gzip member's CRC-32 and
