@@ -4,7 +4,9 @@
 // the first import and the peak resident memory it adds in a fresh process
 // (this one, run again: a process that imported before keeps freed memory
 // resident and its page faults already paid), and Python's json.load of the
-// same file, timed in the same run the same two ways.
+// same file, timed in the same run the same two ways. A first import is one
+// sample of a noisy machine, so both firsts are the median of kFreshRuns
+// fresh processes.
 //
 // bench_import [repeats [TRACE.json.gz ...]]   (default 3; the best time of the repeats counts;
 //                                               other .json.gz traces instead of the shared two)
@@ -14,12 +16,14 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 using namespace fusescope::profiler;
 using Clock = std::chrono::steady_clock;
@@ -125,6 +129,43 @@ PythonTimes pythonSeconds(const std::string &path, int repeats)
     return t;
 }
 
+constexpr int kFreshRuns = 5;
+
+double median(std::vector<double> values)
+{
+    std::sort(values.begin(), values.end());
+    return values[values.size() / 2];
+}
+
+// The median first import of kFreshRuns fresh processes, and the largest
+// peak memory any of them added; false when one failed.
+bool medianFirstImport(const std::string &path, double &s, double &peakMb)
+{
+    std::vector<double> times;
+    peakMb = 0;
+    for (int i = 0; i < kFreshRuns; ++i) {
+        double t = 0, peak = 0;
+        if (!firstImportFresh(path, t, peak))
+            return false;
+        times.push_back(t);
+        peakMb = std::max(peakMb, peak);
+    }
+    s = median(times);
+    return true;
+}
+
+// Python's best load as pythonSeconds measures it; its first load as the
+// median of kFreshRuns fresh processes.
+PythonTimes pythonMedianFirst(const std::string &path, int repeats)
+{
+    PythonTimes t = pythonSeconds(path, repeats);
+    std::vector<double> firsts{t.first};
+    for (int i = 1; i < kFreshRuns && t.best > 0; ++i)
+        firsts.push_back(pythonSeconds(path, 0).first);
+    t.first = median(firsts);
+    return t;
+}
+
 void benchTrace(const std::string &gz, const std::string &tmpDir, int repeats)
 {
     const std::string json = gunzipTo(gz, tmpDir + "/" + std::filesystem::path(gz).stem().string());
@@ -134,20 +175,21 @@ void benchTrace(const std::string &gz, const std::string &tmpDir, int repeats)
     const double packed = bestImportSeconds(gz, repeats, events);
     double first = 0;
     double peak = 0;
-    const bool fresh = firstImportFresh(json, first, peak);
-    const PythonTimes python = pythonSeconds(json, repeats);
+    const bool fresh = medianFirstImport(json, first, peak);
+    const PythonTimes python = pythonMedianFirst(json, repeats);
     std::printf("%s\n", std::filesystem::path(gz).filename().c_str());
     std::printf("  %.1f MB JSON, %zu events\n", mb, events);
     std::printf("  import .json     %7.3f s  %7.1f MB/s\n", plain, mb / plain);
     std::printf("  import .json.gz  %7.3f s  %7.1f MB/s of JSON\n", packed, mb / packed);
     if (fresh) {
-        std::printf("  first import     %7.3f s  %7.1f MB/s (a fresh process)\n", first, mb / first);
+        std::printf("  first import     %7.3f s  %7.1f MB/s (median of %d fresh processes)\n", first, mb / first,
+                    kFreshRuns);
         std::printf("  peak RSS added   %7.1f MB  = %.2f x the JSON\n", peak, peak / mb);
     } else {
         std::printf("  first import and peak RSS: the fresh process failed\n");
     }
     if (python.best > 0) {
-        std::printf("  python json.load %7.3f s best, %.3f s first -> import is %.1f x faster (best against best)\n",
+        std::printf("  python json.load %7.3f s best, %.3f s first (median) -> import is %.1f x faster (best against best)\n",
                     python.best, python.first, python.best / plain);
         if (fresh)
             std::printf("                                       first import %.1f x faster (first against first)\n",
