@@ -14,6 +14,7 @@ find_package(SQLite3 REQUIRED)
 set_package_properties(SQLite3 PROPERTIES TYPE REQUIRED PURPOSE "the .fstrace trace store")
 find_package(ZLIB REQUIRED)
 set_package_properties(ZLIB PROPERTIES TYPE REQUIRED PURPOSE "compressed trace import")
+pkg_check_modules(LIBDEFLATE REQUIRED IMPORTED_TARGET libdeflate) # gzip traces inflated whole, faster than zlib
 find_package(simdjson REQUIRED)
 set_package_properties(simdjson PROPERTIES TYPE REQUIRED PURPOSE "Kineto/Chrome JSON import")
 find_package(nlohmann_json 3.10 REQUIRED)

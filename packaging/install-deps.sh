@@ -11,7 +11,7 @@ PACKAGES="
   libsqlite3-dev sqlite3
   libopenblas-dev
   libsimdjson-dev nlohmann-json3-dev
-  zlib1g-dev
+  zlib1g-dev libdeflate-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   clang libclang-rt-14-dev clang-format
   fonts-dejavu-core

@@ -8,6 +8,7 @@
 #include "profiler/importer.h"
 
 #include <cstdint>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -35,6 +36,7 @@ public:
     void reserve(size_t bytes);       // keeps the content
     char *appendSpace(size_t &bytes); // room for at least `bytes` more; returns where to write
     void commit(size_t bytes) { m_size += bytes; }
+    void clear() { m_size = 0; }      // forgets the content, keeps the memory
     void finish();                    // zeroes the padding
 
 private:
@@ -183,6 +185,15 @@ std::string processKey(uint32_t file, std::string_view pid);
 // "" when the buffer is valid UTF-8, else the error naming the file and the
 // byte. The parse checks the grammar only; this runs beside it.
 std::string utf8Problem(const std::string &path, const JsonBuffer &buffer);
+
+// How a gzip file inflated whole ended (readJsonFile's way for files up to
+// 128 MB): read, cancelled, or left to the streaming reader.
+enum class WholeGzip { Read, Cancelled, Streaming };
+// The gzip file `in` (fileBytes long, read from its start) inflated into `out`
+// by libdeflate a member at a time. Streaming when the streaming reader must
+// read it instead: damaged or cut data (its messages say where), or a
+// zlib-wrapped member; `out` may then hold part of the file.
+WholeGzip inflateWhole(std::ifstream &in, uint64_t fileBytes, JsonBuffer &out, ImportProgress &progress);
 
 // Parses one file's document into `state`. Throws Error naming the file and
 // the byte offset or event index; returns false when cancelled.

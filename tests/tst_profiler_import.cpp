@@ -550,6 +550,7 @@ private slots:
     void numberTextsAgainstReference();
     void readerAcceptsWhatNlohmannAccepts();
     void guessedKeysReadAsNlohmannReadsThem();
+    void gzipInflatedWhole();
     void gzipMembersAndChecks();
     void unfinishedRangeMarksRunIncomplete();
     void importTracesDispatches();
@@ -976,6 +977,41 @@ void TestProfilerImport::guessedKeysReadAsNlohmannReadsThem()
         (want ? accepted : refused) += 1;
     }
     QVERIFY2(accepted > 1'000 && refused > 1'000, qPrintable(QString("%1 %2").arg(accepted).arg(refused)));
+}
+
+// Gzip files are inflated whole by libdeflate, a member at a time; what it
+// cannot read, the streaming reader reads (and names the damage).
+void TestProfilerImport::gzipInflatedWhole()
+{
+    const std::string json = traceOfEvents(500);
+    const size_t half = json.size() / 2;
+    const std::string a = deflated(json.substr(0, half), true), b = deflated(json.substr(half), true);
+    const std::string path = tmpPath("whole.json.gz");
+    const auto inflate = [&](const std::string &bytes, size_t hint, std::string *text) {
+        writeBytes(path, bytes);
+        std::ifstream in(path, std::ios::binary);
+        kineto::JsonBuffer buffer;
+        buffer.reserve(hint);
+        const ImportControl control;
+        kineto::ImportProgress progress(control, bytes.size());
+        progress.beginFile(bytes.size());
+        const kineto::WholeGzip result = kineto::inflateWhole(in, bytes.size(), buffer, progress);
+        if (text)
+            *text = std::string(buffer.data(), buffer.size());
+        return result;
+    };
+    std::string text;
+    // Two members and the zeros some writers pad with; a size hint far too small grows the buffer.
+    QVERIFY(inflate(a + b + std::string(16, '\0'), 100, &text) == kineto::WholeGzip::Read);
+    QVERIFY(text == json);
+    QVERIFY(inflate(a + deflated(json.substr(half), false), json.size(), nullptr) == kineto::WholeGzip::Streaming);
+    std::string damaged = a + b;
+    damaged[damaged.size() - 8] ^= 0x01; // member 2's CRC
+    QVERIFY(inflate(damaged, json.size(), nullptr) == kineto::WholeGzip::Streaming);
+    QVERIFY(inflate((a + b).substr(0, a.size() + b.size() / 2), json.size(), nullptr) == kineto::WholeGzip::Streaming);
+    // Through the import: the same events as from the plain file.
+    writeBytes(path, a + b);
+    QCOMPARE(importOne(path).runs.at(0).events.size(), size_t(500));
 }
 
 // Concatenated members import as one file; each gzip member's CRC-32 and
