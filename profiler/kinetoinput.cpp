@@ -542,37 +542,49 @@ DeferredCheck::~DeferredCheck()
         m_thread.join();
 }
 
+namespace {
+
+// The gzip member at `in` inflated onto the end of `out`, which grows while
+// it is too small (a wrong size hint): the compressed bytes it took, or 0 when
+// libdeflate cannot read it.
+size_t inflateMember(libdeflate_decompressor *inflater, const char *in, size_t bytes, JsonBuffer &out)
+{
+    for (;;) {
+        size_t room = 1;
+        char *to = out.appendSpace(room);
+        size_t used = 0, made = 0;
+        const libdeflate_result result = libdeflate_gzip_decompress_ex(inflater, in, bytes, to, room, &used, &made);
+        if (result == LIBDEFLATE_INSUFFICIENT_SPACE) {
+            out.reserve(out.capacity() * 2);
+            continue;
+        }
+        if (result != LIBDEFLATE_SUCCESS)
+            return 0;
+        out.commit(made);
+        return used;
+    }
+}
+
+} // namespace
+
 WholeGzip inflateWhole(std::ifstream &in, uint64_t fileBytes, JsonBuffer &out, ImportProgress &progress)
 {
-    std::vector<char> packed(fileBytes);
-    if (!in.read(packed.data(), std::streamsize(fileBytes)))
+    const std::unique_ptr<char[]> packed = std::make_unique_for_overwrite<char[]>(fileBytes);
+    if (!in.read(packed.get(), std::streamsize(fileBytes)))
         return WholeGzip::Streaming;
     const std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor *)> inflater(
         libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
     if (!inflater)
         return WholeGzip::Streaming;
-    size_t at = 0;
     // Trailing zeros after the last member, which some writers pad with, are
     // ignored, as the streaming reader does.
-    while (at < packed.size() && packed[at] != 0) {
-        if (static_cast<unsigned char>(packed[at]) != 0x1f)
+    for (size_t at = 0; at < fileBytes && packed[at] != 0;) {
+        const size_t used = static_cast<unsigned char>(packed[at]) == 0x1f
+            ? inflateMember(inflater.get(), packed.get() + at, fileBytes - at, out)
+            : 0; // a zlib-wrapped member
+        if (used == 0)
             return WholeGzip::Streaming;
-        for (;;) {
-            size_t room = 1;
-            char *to = out.appendSpace(room);
-            size_t used = 0, made = 0;
-            const libdeflate_result result =
-                libdeflate_gzip_decompress_ex(inflater.get(), packed.data() + at, packed.size() - at, to, room, &used, &made);
-            if (result == LIBDEFLATE_INSUFFICIENT_SPACE) { // a wrong size hint: more room, and again
-                out.reserve(out.capacity() * 2);
-                continue;
-            }
-            if (result != LIBDEFLATE_SUCCESS)
-                return WholeGzip::Streaming;
-            out.commit(made);
-            at += used;
-            break;
-        }
+        at += used;
         progress.reading(at);
         if (progress.cancelled())
             return WholeGzip::Cancelled;
