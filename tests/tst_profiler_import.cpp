@@ -420,7 +420,10 @@ std::optional<std::vector<std::string>> nlohmannKeys(const std::string &text)
         bool end_object() override { return true; }
         bool start_array(std::size_t) override { return true; }
         bool end_array() override { return true; }
-        bool parse_error(std::size_t, const std::string &, const nlohmann::detail::exception &) override { return false; }
+        bool parse_error(std::size_t, const std::string &, const nlohmann::detail::exception &) override
+        {
+            return false;
+        }
     } sax;
     if (!nlohmann::json::sax_parse(text, &sax))
         return std::nullopt;
@@ -435,8 +438,10 @@ std::string repeatedKeysDocument(std::mt19937 &rng)
 {
     static const std::vector<std::string> kKeys = {
         "ph", "cat", "name", "pid", "tid", "ts", "dur", "args", "id", "bp", "External id", "p", "phx", "Ph",
-        "p\\u0068", "c\\\"t", "", std::string(28, 'k'), std::string(29, 'k'), std::string(30, 'k'), std::string(31, 'k')};
-    const std::vector<std::vector<int>> orders = {{0, 1, 2, 3, 4, 5, 6, 7}, {0, 8, 3, 4, 5, 1, 2, 9}, {10, 17, 18, 19, 20}};
+        "p\\u0068", "c\\\"t", "", std::string(28, 'k'), std::string(29, 'k'), std::string(30, 'k'),
+        std::string(31, 'k')};
+    const std::vector<std::vector<int>> orders
+        = {{0, 1, 2, 3, 4, 5, 6, 7}, {0, 8, 3, 4, 5, 1, 2, 9}, {10, 17, 18, 19, 20}};
     const auto value = [&]() -> std::string {
         if (rng() % 4 == 0) {
             std::string args = "{";

@@ -189,7 +189,8 @@ void benchTrace(const std::string &gz, const std::string &tmpDir, int repeats)
         std::printf("  first import and peak RSS: the fresh process failed\n");
     }
     if (python.best > 0) {
-        std::printf("  python json.load %7.3f s best, %.3f s first (median) -> import is %.1f x faster (best against best)\n",
+        std::printf("  python json.load %7.3f s best, %.3f s first (median) -> import is %.1f x faster "
+                    "(best against best)\n",
                     python.best, python.first, python.best / plain);
         if (fresh)
             std::printf("                                       first import %.1f x faster (first against first)\n",
