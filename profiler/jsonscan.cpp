@@ -160,30 +160,38 @@ std::string_view JsonCursor::numberInFull()
 }
 
 // A key neither guess matched: read in full, then remembered as the slot's
-// recent guess when written plainly (no escapes, ':' right after it).
+// recent guess when its text up to the value fits one and the key has no
+// escapes.
 std::string_view JsonCursor::keyRead(unsigned &slot)
 {
+    const char *const start = m_p;
+    skipSpace();
+    if (*m_p != '"')
+        failHere("a key (a string)");
     const std::string_view key = string();
+    skipSpace();
+    if (*m_p != ':')
+        failHere("':' after a key");
+    ++m_p;
+    skipSpace();
     GuessSlot &guesses = m_guesses[slot];
-    const bool plain = key.data() > m_begin && key.data() < m_end;
     // The first slots guess first keys; the others are chosen by a hash of the key.
     unsigned hash = unsigned(key.size());
     for (const char c : key)
         hash = hash * 31 + static_cast<unsigned char>(c);
     slot = unsigned(kFirstKeySlots + hash % (kGuessSlots - kFirstKeySlots));
-    if (plain && key.size() <= kMaxGuessedKey && *m_p == ':') {
+    const size_t size = size_t(m_p - start);
+    const bool plain = key.data() > m_begin && key.data() < m_end;
+    if (plain && size <= sizeof(KeyGuess::text)) {
         guesses.older = guesses.recent;
         KeyGuess &guess = guesses.recent = KeyGuess();
-        const size_t size = key.size() + 3;
-        std::memcpy(guess.text, key.data() - 1, size);
+        std::memcpy(guess.text, start, size);
         guess.size = uint8_t(size);
         guess.mask = uint32_t((uint64_t(1) << size) - 1);
         guess.after = uint8_t(slot);
+        guess.keyAt = uint8_t(key.data() - start);
+        guess.keySize = uint8_t(key.size());
     }
-    skipSpace();
-    if (*m_p != ':')
-        failHere("':' after a key");
-    ++m_p;
     return key;
 }
 

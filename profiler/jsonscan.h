@@ -127,13 +127,10 @@ public:
             return leave();
         unsigned slot = unsigned(m_depth) % kFirstKeySlots; // events and their args start differently
         for (;;) {
-            if (*m_p != '"')
-                failHere("a key (a string)");
             onField(key(slot));
             skipSpace();
             if (*m_p == ',') {
-                ++m_p;
-                skipSpace();
+                ++m_p; // the whitespace after it is read with the next key
                 continue;
             }
             if (*m_p != '}')
@@ -272,28 +269,30 @@ private:
     // ---- keys, guessed ----
     // Every byte's position in a document depends on the bytes before it, so
     // reading is a chain of latencies: finding a key's closing quote waits on
-    // a load, compares and a bit scan (about 16 cycles), and the next read
-    // waits on that. The keys of a trace's events repeat in the same order,
-    // so each key is guessed from the key before it: a guess that matches the
-    // bytes moves the reader by a constant, which the core runs ahead on while
-    // the comparison is still being checked. A slot keeps the last two keys
-    // that followed its key (a trace's events come in kinds whose fields
-    // differ after the first).
+    // a load, compares and a bit scan (about 16 cycles), and skipping
+    // whitespace adds a step a byte. The keys of a trace's events repeat in
+    // the same order and layout, so each key is guessed from the key before
+    // it, as the bytes from the comma to its value (`\n    "ts": `): a guess
+    // that matches moves the reader by a constant, which the core runs ahead
+    // on while the comparison is still being checked. A slot keeps the last
+    // two keys that followed its key (a trace's events come in kinds whose
+    // fields differ after the first).
     struct KeyGuess {
-        char text[32] = {}; // `"key":`
+        char text[32] = {}; // whitespace, `"key":`, whitespace
         uint32_t mask = 1;  // the bytes of text to compare; never matches at first (text[0] is NUL)
-        uint8_t size = 0;   // bytes of `"key":`
+        uint8_t size = 0;   // bytes of text
         uint8_t after = 0;  // the slot guessing the key that follows this one
+        uint8_t keyAt = 0;  // where the key's characters start in text
+        uint8_t keySize = 0;
     };
     struct GuessSlot {
         KeyGuess recent, older;
     };
     static constexpr size_t kGuessSlots = 248;
     static constexpr size_t kFirstKeySlots = 8; // slots for objects' first keys, by depth
-    static constexpr size_t kMaxGuessedKey = sizeof(KeyGuess::text) - 3;
 
-    // The key at m_p (its opening quote) and the ':' after it, read; slot
-    // becomes the one for the next key.
+    // The key from m_p (whitespace may come first) and the ':' after it, read
+    // up to the value; slot becomes the one for the next key.
     std::string_view key(unsigned &slot)
     {
         const GuessSlot &guesses = m_guesses[slot];
@@ -306,7 +305,7 @@ private:
 
     std::string_view guessed(const KeyGuess &guess, unsigned &slot)
     {
-        const std::string_view key(m_p + 1, guess.size - 3u);
+        const std::string_view key(m_p + guess.keyAt, guess.keySize);
         m_p += guess.size;
         slot = guess.after;
         return key;
@@ -315,7 +314,7 @@ private:
     bool matches(const KeyGuess &guess) const
     {
 #if defined(__AVX2__)
-        // Padding makes 32 bytes readable from any position before the end.
+        // Padding makes 32 bytes readable from any position up to the end.
         const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(m_p));
         const __m256i text = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(guess.text));
         const auto equal = uint32_t(_mm256_movemask_epi8(_mm256_cmpeq_epi8(bytes, text)));

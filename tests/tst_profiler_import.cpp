@@ -430,16 +430,17 @@ std::optional<std::vector<std::string>> nlohmannKeys(const std::string &text)
     return sax.keys;
 }
 
-// Arrays of objects whose keys mostly come in a few orders, as a trace's
-// events do, so that the reader's key guesses are made and used: keys that
-// differ from a guess by a byte, extend it, are written with an escape or a
-// space before the colon, and keys about the longest a guess holds.
+// Arrays of objects whose keys mostly come in a few orders and layouts, as
+// a trace's events do, so that the reader's key guesses are made and used:
+// keys that differ from a guess by a byte, extend it, are written with an
+// escape, other whitespace around them or a space before the colon, and keys
+// about the longest a guess holds (32 bytes from the comma to the value).
 std::string repeatedKeysDocument(std::mt19937 &rng)
 {
     static const std::vector<std::string> kKeys = {
         "ph", "cat", "name", "pid", "tid", "ts", "dur", "args", "id", "bp", "External id", "p", "phx", "Ph",
-        "p\\u0068", "c\\\"t", "", std::string(28, 'k'), std::string(29, 'k'), std::string(30, 'k'),
-        std::string(31, 'k')};
+        "p\\u0068", "c\\\"t", "", std::string(26, 'k'), std::string(27, 'k'), std::string(28, 'k'),
+        std::string(29, 'k')};
     const std::vector<std::vector<int>> orders
         = {{0, 1, 2, 3, 4, 5, 6, 7}, {0, 8, 3, 4, 5, 1, 2, 9}, {10, 17, 18, 19, 20}};
     const auto value = [&]() -> std::string {
@@ -451,13 +452,15 @@ std::string repeatedKeysDocument(std::mt19937 &rng)
         }
         return pick(rng, {"1", "\"X\"", "[1, {\"ph\": 2}]", "-2.5", "null"});
     };
+    const auto space = [&] { return rng() % 8 ? std::string(" ") : pick(rng, {"", "\n    ", "\t", "  "}); };
     std::string text = "[";
     for (int n = 1 + int(rng() % 40), i = 0; i < n; ++i) {
         text += i ? ",\n  {" : "{";
         const std::vector<int> &order = orders[rng() % 2];
         for (size_t f = 0; f < order.size(); ++f) {
             const size_t k = rng() % 8 == 0 ? rng() % kKeys.size() : size_t(order[f]);
-            text += (f ? ", \"" : "\"") + kKeys[k] + (rng() % 16 == 0 ? "\" :" : "\":") + " " + value();
+            text += (f ? "," + space() : std::string()) + "\"" + kKeys[k] + (rng() % 16 == 0 ? "\" :" : "\":")
+                + space() + value();
         }
         text += "}";
     }
