@@ -121,43 +121,15 @@ public:
     template <typename OnField>
     void object(OnField &&onField)
     {
-        enter('{');
-        skipSpace();
-        if (*m_p == '}')
-            return leave();
-        unsigned slot = unsigned(m_depth) % kFirstKeySlots; // events and their args start differently
-        for (;;) {
-            onField(key(slot));
-            skipSpace();
-            if (*m_p == ',') {
-                ++m_p; // the whitespace after it is read with the next key
-                continue;
-            }
-            if (*m_p != '}')
-                failHere("',' or '}' in an object");
-            return leave();
-        }
+        unsigned slot = unsigned(m_depth + 1) % kFirstKeySlots; // by depth: events and their args start differently
+        members('{', '}', "',' or '}' in an object", [&] { onField(key(slot)); });
     }
 
     // Calls onElement() for each element; it must read (or skip) it.
     template <typename OnElement>
     void array(OnElement &&onElement)
     {
-        enter('[');
-        skipSpace();
-        if (*m_p == ']')
-            return leave();
-        for (;;) {
-            onElement();
-            skipSpace();
-            if (*m_p == ',') {
-                ++m_p;
-                continue;
-            }
-            if (*m_p != ']')
-                failHere("',' or ']' in an array");
-            return leave();
-        }
+        members('[', ']', "',' or ']' in an array", onElement);
     }
 
     // A string's characters: a view into the buffer when it has no escape,
@@ -264,6 +236,28 @@ private:
             ++p;
         return p;
 #endif
+    }
+
+    // An object's or an array's members, comma-separated, each read by
+    // onMember (which skips the whitespace before it), then the bracket.
+    template <typename OnMember>
+    void members(char open, char close, const char *expected, OnMember &&onMember)
+    {
+        enter(open);
+        skipSpace();
+        if (*m_p == close)
+            return leave();
+        for (;;) {
+            onMember();
+            skipSpace();
+            if (*m_p == ',') {
+                ++m_p;
+                continue;
+            }
+            if (*m_p != close)
+                failHere(expected);
+            return leave();
+        }
     }
 
     // ---- keys, guessed ----
