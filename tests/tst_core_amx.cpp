@@ -88,7 +88,7 @@ private slots:
         const std::vector<float> b = wideValues(size_t(k * n), 3);
         QVERIFY(amx::splittable(b.data(), k, n, n, 1));
         std::vector<uint16_t> packed(size_t(amx::packedElements(k, n)));
-        amx::packRight(b.data(), k, n, n, 1, packed.data());
+        QVERIFY(amx::packRight(b.data(), k, n, n, 1, packed.data()));
         const std::vector<float> back = amx::unpackRight(packed.data(), k, n);
         for (size_t i = 0; i < b.size(); ++i)
             QCOMPARE(back[i], b[i]);
@@ -98,8 +98,17 @@ private slots:
             for (int64_t j = 0; j < n; ++j)
                 bt[size_t(j * k + i)] = b[size_t(i * n + j)];
         std::vector<uint16_t> packedT(packed.size());
-        amx::packRight(bt.data(), k, n, 1, k, packedT.data());
+        QVERIFY(amx::packRight(bt.data(), k, n, 1, k, packedT.data()));
         QVERIFY(packedT == packed);
+        // One value that does not split, in a partial panel and block, is
+        // found by both walks, whichever stride is the smaller.
+        bt[size_t(44 * k + 69)] = std::numeric_limits<float>::quiet_NaN();
+        QVERIFY(!amx::splittable(bt.data(), k, n, 1, k));
+        QVERIFY(!amx::splittable(bt.data(), n, k, k, 1));
+        QVERIFY(!amx::packRight(bt.data(), k, n, 1, k, packedT.data()));
+        std::vector<float> bad = b;
+        bad[size_t(69 * n + 44)] = 0x1p121f;
+        QVERIFY(!amx::packRight(bad.data(), k, n, n, 1, packed.data()));
     }
 
     void splittableBounds()

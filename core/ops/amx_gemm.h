@@ -30,8 +30,9 @@ int64_t packedElements(int64_t k, int64_t n);
 // Whether every value of the strided [rows, cols] matrix splits exactly.
 bool splittable(const float *x, int64_t rows, int64_t cols, int64_t rowStride, int64_t colStride);
 
-// Packs b[i, j] = b[i * sk + j * sn] (k rows, n columns). Values must be splittable().
-void packRight(const float *b, int64_t k, int64_t n, int64_t sk, int64_t sn, uint16_t *packed);
+// Packs b[i, j] = b[i * sk + j * sn] (k rows, n columns). Returns false where
+// a value is not splittable(): packed is then of no use.
+bool packRight(const float *b, int64_t k, int64_t n, int64_t sk, int64_t sn, uint16_t *packed);
 
 // The f32 matrix a packed one holds, row-major [k, n] (the parts summed: exact).
 std::vector<float> unpackRight(const uint16_t *packed, int64_t k, int64_t n);

@@ -52,19 +52,19 @@ void packKernel(const Args &a, std::span<Tensor> outs)
 {
     PackSource p = packSource(a);
     p.data = arg(a, 0).data<float>();
-    if (!amx::splittable(p.data, p.k, p.n, p.sk, p.sn)) {
-        for (int64_t i = 0; i < p.k; ++i) {
-            for (int64_t j = 0; j < p.n; ++j) {
-                const float x = p.data[i * p.sk + j * p.sn];
-                if (!amx::splittable(&x, 1, 1, 0, 0))
-                    throw Error(std::string(kPack) + ": value " + std::to_string(x) + " at [" + std::to_string(i) + ","
-                                + std::to_string(j)
-                                + "] does not split exactly into three bf16 parts (non-finite, above 2^120 or "
-                                  "nonzero below 2^-100)");
-            }
+    if (amx::packRight(p.data, p.k, p.n, p.sk, p.sn, outs[0].data<uint16_t>()))
+        return;
+    // packRight met a value that does not split: name the first one.
+    for (int64_t i = 0; i < p.k; ++i) {
+        for (int64_t j = 0; j < p.n; ++j) {
+            const float x = p.data[i * p.sk + j * p.sn];
+            if (!amx::splittable(&x, 1, 1, 0, 0))
+                throw Error(std::string(kPack) + ": value " + std::to_string(x) + " at [" + std::to_string(i) + ","
+                            + std::to_string(j)
+                            + "] does not split exactly into three bf16 parts (non-finite, above 2^120 or "
+                              "nonzero below 2^-100)");
         }
     }
-    amx::packRight(p.data, p.k, p.n, p.sk, p.sn, outs[0].data<uint16_t>());
 }
 
 struct MmProblem {
