@@ -209,6 +209,26 @@ private slots:
         g.erase(gelu);
         g.lint();
         QCOMPARE(sig->users().size(), size_t(1)); // mul reads sigmoid twice, listed once
+        // The name and place of every node are indexed: an erased name is free
+        // again, and a copy answers with its own nodes.
+        QVERIFY(!g.findByName("gelu"));
+        Node *x = g.placeholders().front();
+        Node *again = g.add(NodeKind::CallFunction, "aten.neg", {Arg::of(x->out())}, {x->meta()}, "gelu", sig);
+        QCOMPARE(again->name, std::string("gelu"));
+        const std::vector<Node *> order = g.nodes();
+        QCOMPARE(*(std::find(order.begin(), order.end(), sig) - 1), again);
+        g.lint();
+        const Graph copy = g;
+        copy.lint();
+        QVERIFY(copy.findByName("sigmoid") && copy.findByName("sigmoid") != sig);
+        try {
+            g.erase(copy.findByName("gelu"));
+            QFAIL("erased a node of another graph");
+        } catch (const Error &e) {
+            QVERIFY(QString::fromUtf8(e.what()).contains("is not in the graph"));
+        }
+        g.erase(again);
+        g.lint();
     }
 
     void decomposeLeavesPrimitives_data()

@@ -1,6 +1,7 @@
 #include "core/compiler/graph.h"
 
 #include <algorithm>
+#include <iterator>
 #include <set>
 #include <unordered_map>
 
@@ -72,6 +73,8 @@ Graph &Graph::operator=(const Graph &other)
     if (this == &other)
         return *this;
     m_nodes.clear();
+    m_where.clear();
+    m_byName.clear();
     m_nameCounts = other.m_nameCounts;
     m_nextId = other.m_nextId;
     attrs = other.attrs;
@@ -80,7 +83,9 @@ Graph &Graph::operator=(const Graph &other)
         auto copy = std::make_unique<Node>(*n);
         copy->m_users.clear();
         map[n.get()] = copy.get();
+        m_byName[copy->name] = copy.get();
         m_nodes.push_back(std::move(copy));
+        m_where[m_nodes.back().get()] = std::prev(m_nodes.end());
     }
     for (const auto &n : m_nodes) {
         for (Arg &a : n->m_args) {
@@ -118,15 +123,19 @@ Node *Graph::add(NodeKind kind, const std::string &target, std::vector<Arg> args
     node->outputs = std::move(outputs);
     node->origins = {node->id};
     Node *raw = node.get();
-    auto pos = m_nodes.end();
-    if (before) {
-        pos = std::find_if(m_nodes.begin(), m_nodes.end(), [&](const auto &n) { return n.get() == before; });
-        if (pos == m_nodes.end())
-            throw Error("graph: insertion point " + before->name + " is not in the graph");
-    }
-    m_nodes.insert(pos, std::move(node));
+    const auto pos = before ? where(before, "insertion point") : m_nodes.end();
+    m_where[raw] = m_nodes.insert(pos, std::move(node));
+    m_byName[raw->name] = raw;
     setArgs(raw, std::move(args));
     return raw;
+}
+
+Graph::NodeList::iterator Graph::where(const Node *node, const char *what) const
+{
+    const auto it = m_where.find(node);
+    if (it == m_where.end())
+        throw Error(std::string("graph: ") + what + " " + node->name + " is not in the graph");
+    return it->second;
 }
 
 void Graph::addUser(Node *producer, Node *user)
@@ -170,17 +179,17 @@ void Graph::erase(Node *node)
 {
     if (!node->m_users.empty())
         throw Error("graph: cannot erase " + node->name + ": " + node->m_users.front()->name + " reads it");
+    const auto it = where(node, "erase:");
     setArgs(node, {});
-    m_nodes.remove_if([&](const auto &n) { return n.get() == node; });
+    m_byName.erase(node->name);
+    m_where.erase(node);
+    m_nodes.erase(it);
 }
 
 void Graph::moveBefore(Node *node, Node *before)
 {
-    auto from = std::find_if(m_nodes.begin(), m_nodes.end(), [&](const auto &n) { return n.get() == node; });
-    auto to = std::find_if(m_nodes.begin(), m_nodes.end(), [&](const auto &n) { return n.get() == before; });
-    if (from == m_nodes.end() || to == m_nodes.end())
-        throw Error("graph: moveBefore: node not in the graph");
-    m_nodes.splice(to, m_nodes, from);
+    // splice keeps every iterator, so m_where stays true.
+    m_nodes.splice(where(before, "moveBefore:"), m_nodes, where(node, "moveBefore:"));
 }
 
 void Graph::setNextId(int next)
@@ -233,11 +242,8 @@ Node *Graph::findById(int id) const
 
 Node *Graph::findByName(const std::string &name) const
 {
-    for (const auto &n : m_nodes) {
-        if (n->name == name)
-            return n.get();
-    }
-    return nullptr;
+    const auto it = m_byName.find(name);
+    return it == m_byName.end() ? nullptr : it->second;
 }
 
 // --- lint ----------------------------------------------------------------------

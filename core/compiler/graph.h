@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace fusescope::compiler {
@@ -126,7 +127,14 @@ private:
     void dropUser(Node *producer, Node *user);
     std::string uniqueName(const std::string &base);
 
-    std::list<std::unique_ptr<Node>> m_nodes;
+    using NodeList = std::list<std::unique_ptr<Node>>;
+    NodeList::iterator where(const Node *node, const char *what) const;
+
+    NodeList m_nodes;
+    // Where each node is and who holds each name: passes over large graphs
+    // (DenseNet-121's 900 nodes) erased and named nodes by scanning the list.
+    std::unordered_map<const Node *, NodeList::iterator> m_where;
+    std::unordered_map<std::string, Node *> m_byName;
     std::map<std::string, int> m_nameCounts;
     int m_nextId = 0;
 };
