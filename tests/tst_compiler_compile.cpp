@@ -288,6 +288,10 @@ private slots:
         for (size_t k = 0; k < exe->schedule().kernels.size(); ++k)
             withCode += exe->hasCode(k) ? 1 : 0;
         QVERIFY(interpret ? withCode == 0 : withCode > 0);
+        // Each stage's snapshot is written directly; it must be the text the
+        // JSON tree of the same graph dumps.
+        for (const CompileStage &s : fn.stages())
+            QCOMPARE(s.graphJson, graphToJson(graphFromJsonText(s.graphJson)).dump());
     }
 
     void randomGraphsAgreeEagerCompiledInterpreted_data()

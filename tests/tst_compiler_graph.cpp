@@ -127,6 +127,31 @@ private slots:
         QCOMPARE(q(formatCode(back)), q(formatCode(g)));
     }
 
+    // graphToJsonText writes the text itself; it must be what the JSON tree
+    // dumps, for awkward strings and doubles too.
+    void jsonTextIsTheTreeDumped()
+    {
+        Graph g = captureZoo("pointwise");
+        Node *x = g.placeholders().front();
+        const Value constants[] = {Value(std::string("quote \" slash \\ tab \t bell \x07 caf\xc3\xa9 del \x7f")),
+                                   Value(0.1), Value(-0.0), Value(1e300), Value(3.0), Value(double(NAN)),
+                                   Value(-double(INFINITY)), Value(true), Value(), Value(IntList{}),
+                                   Value(IntList{-3, 4}), Value(DType::BF16), Value(int64_t(-7))};
+        std::vector<Arg> args{Arg::of(x->out()), Arg::list({x->out(), x->out()})};
+        for (const Value &v : constants)
+            args.push_back(Arg::of(v));
+        TensorMeta alias = x->meta();
+        alias.aliasOf = 0;
+        Node *odd = g.add(NodeKind::CallFunction, "test.odd \"target\"", args, {alias}, "odd", g.outputNode());
+        odd->kernel = "k\n1";
+        odd->modulePath = "layer.0/\u00e9";
+        g.attrs["z \"attr\""] = Tensor::empty({2, 3}, DType::F16, kMeta);
+        QCOMPARE(q(graphToJsonText(g)), q(graphToJson(g).dump()));
+        Graph bad = captureZoo("pointwise");
+        bad.placeholders().front()->modulePath = "\xff broken UTF-8";
+        QVERIFY_THROWS_EXCEPTION(nlohmann::json::exception, graphToJsonText(bad));
+    }
+
     void jsonKeepsSpecialConstants()
     {
         for (double d : {1.0 / 3.0, 1e-300, -0.5, double(INFINITY), -double(INFINITY)}) {
