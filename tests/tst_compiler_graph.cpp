@@ -124,6 +124,7 @@ private slots:
         const nlohmann::json first = graphToJson(g);
         const Graph back = graphFromJson(first);
         QCOMPARE(q(graphToJson(back).dump()), q(first.dump()));
+        QCOMPARE(q(graphToJsonText(g)), q(first.dump()));
         QCOMPARE(q(formatCode(back)), q(formatCode(g)));
     }
 

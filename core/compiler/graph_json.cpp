@@ -251,22 +251,30 @@ public:
         text += s;
         text += '"';
     }
-    void key(const char *k)
+    // `"k":`, after a comma unless it opens its object.
+    void key(const char *k, bool first = false)
     {
-        text += '"';
+        text += first ? "\"" : ",\"";
         text += k;
         text += "\":";
     }
     template <typename T> void number(T v) { text += std::to_string(v); }
-    template <typename T> void numbers(const std::vector<T> &v)
+    // [write(item), ...]
+    template <typename Items, typename F> void list(const Items &items, F &&write)
     {
         text += '[';
-        for (size_t i = 0; i < v.size(); ++i) {
-            if (i)
+        bool first = true;
+        for (const auto &item : items) {
+            if (!first)
                 text += ',';
-            number(v[i]);
+            first = false;
+            write(item);
         }
         text += ']';
+    }
+    template <typename T> void numbers(const std::vector<T> &v)
+    {
+        list(v, [&](T n) { number(n); });
     }
     void ref(const NodeRef &r)
     {
@@ -281,25 +289,25 @@ public:
     {
         text += '{';
         if (v.isNone()) {
-            key("none");
+            key("none", true);
             text += "null";
         } else if (v.isBool()) {
-            key("bool");
+            key("bool", true);
             text += v.toBool() ? "true" : "false";
         } else if (v.isInt()) {
-            key("int");
+            key("int", true);
             number(v.toInt());
         } else if (v.isDouble()) {
-            key("float");
+            key("float", true);
             text += doubleToJson(v.toDouble()).dump();
         } else if (v.isIntList()) {
-            key("ints");
+            key("ints", true);
             numbers(v.toIntList());
         } else if (v.isString()) {
-            key("str");
+            key("str", true);
             string(v.toStringRef());
         } else if (v.isDType()) {
-            key("dtype");
+            key("dtype", true);
             string(dtypeName(v.toDType()));
         } else {
             valueToJson(v); // throws, naming the value
@@ -309,46 +317,35 @@ public:
 
     void arg(const Arg &a)
     {
-        switch (a.kind) {
-        case Arg::Kind::Const: value(a.constant); return;
-        case Arg::Kind::Ref:
-            text += '{';
-            key("ref");
-            ref(a.ref());
-            text += '}';
-            return;
-        case Arg::Kind::RefList:
-            text += '{';
-            key("refs");
-            text += '[';
-            for (size_t i = 0; i < a.refs.size(); ++i) {
-                if (i)
-                    text += ',';
-                ref(a.refs[i]);
-            }
-            text += "]}";
+        if (a.kind == Arg::Kind::Const) {
+            value(a.constant);
             return;
         }
-        text += "null";
+        text += '{';
+        if (a.kind == Arg::Kind::Ref) {
+            key("ref", true);
+            ref(a.ref());
+        } else {
+            key("refs", true);
+            list(a.refs, [&](const NodeRef &r) { ref(r); });
+        }
+        text += '}';
     }
 
     void meta(const TensorMeta &m)
     {
         text += '{';
-        if (m.aliasOf >= 0) {
-            key("alias_of");
+        const bool alias = m.aliasOf >= 0;
+        if (alias) {
+            key("alias_of", true);
             number(m.aliasOf);
-            text += ',';
         }
-        key("dtype");
+        key("dtype", !alias);
         string(dtypeName(m.dtype));
-        text += ',';
         key("offset");
         number(m.offset);
-        text += ',';
         key("shape");
         numbers(m.sizes);
-        text += ',';
         key("strides");
         numbers(m.strides);
         text += '}';
@@ -357,42 +354,24 @@ public:
     void node(const Node &n)
     {
         text += '{';
-        key("args");
-        text += '[';
-        for (size_t i = 0; i < n.args().size(); ++i) {
-            if (i)
-                text += ',';
-            arg(n.args()[i]);
-        }
-        text += "],";
+        key("args", true);
+        list(n.args(), [&](const Arg &a) { arg(a); });
         key("id");
         number(n.id);
-        text += ',';
         if (!n.kernel.empty()) {
             key("kernel");
             string(n.kernel);
-            text += ',';
         }
         key("module");
         string(n.modulePath);
-        text += ',';
         key("name");
         string(n.name);
-        text += ',';
         key("op");
         string(nodeKindName(n.kind));
-        text += ',';
         key("origins");
         numbers(n.origins);
-        text += ',';
         key("outputs");
-        text += '[';
-        for (size_t i = 0; i < n.outputs.size(); ++i) {
-            if (i)
-                text += ',';
-            meta(n.outputs[i]);
-        }
-        text += "],";
+        list(n.outputs, [&](const TensorMeta &m) { meta(m); });
         key("target");
         string(n.target);
         text += '}';
@@ -401,7 +380,7 @@ public:
     void graph(const Graph &g)
     {
         text += '{';
-        key("attrs");
+        key("attrs", true);
         text += '{';
         bool first = true;
         for (const auto &[name, t] : g.attrs) {
@@ -409,31 +388,21 @@ public:
                 text += ',';
             first = false;
             string(name);
-            text += ":{";
-            key("dtype");
+            text += ':';
+            text += '{';
+            key("dtype", true);
             string(dtypeName(t.dtype()));
-            text += ',';
             key("shape");
             numbers(t.sizes());
             text += '}';
         }
-        text += "},";
+        text += '}';
         key("format");
         string(kGraphJsonFormat);
-        text += ',';
         key("next_id");
         number(g.nextId());
-        text += ',';
         key("nodes");
-        text += '[';
-        first = true;
-        for (const Node *n : g.nodes()) {
-            if (!first)
-                text += ',';
-            first = false;
-            node(*n);
-        }
-        text += "],";
+        list(g.nodes(), [&](const Node *n) { node(*n); });
         key("version");
         number(kGraphJsonVersion);
         text += '}';
