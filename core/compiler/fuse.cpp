@@ -26,10 +26,12 @@ public:
     explicit Fuser(const Graph &graph)
         : m_nodes(graph.nodes()),
           m_groupById(static_cast<size_t>(graph.nextId()), -1),
-          m_positionById(static_cast<size_t>(graph.nextId()), -1)
+          m_positionById(static_cast<size_t>(graph.nextId()), -1),
+          m_readersById(static_cast<size_t>(graph.nextId()))
     {
         int pos = 0;
         for (Node *n : m_nodes) {
+            m_readersById[static_cast<size_t>(n->id)] = readersOf(n);
             m_position[n] = pos;
             m_positionById[static_cast<size_t>(n->id)] = pos++;
             if (auto g = initialGroup(*n)) {
@@ -64,6 +66,11 @@ private:
         return id < m_groupById.size() ? m_groupById[id] : -1;
     }
 
+    // readersOf(n), which the graph fixes: merges only regroup nodes, and
+    // every merge looks at every edge again (DenseNet-121 spent half its
+    // fuse stage making these lists).
+    const std::vector<Node *> &readers(const Node *n) const { return m_readersById[static_cast<size_t>(n->id)]; }
+
     // Edges between groups: producer node -> consumer node, through any
     // alias views, in graph order so every run decides alike.
     template <typename F>
@@ -73,7 +80,7 @@ private:
             const int g = groupOf(node);
             if (g < 0)
                 continue;
-            for (Node *user : readersOf(node)) {
+            for (Node *user : readers(node)) {
                 const int gc = groupOf(user);
                 if (gc >= 0 && gc != g)
                     f(node, user, g, gc);
@@ -86,7 +93,7 @@ private:
         double bytes = 0;
         for (const TensorMeta &m : from->outputs)
             bytes += static_cast<double>(m.nbytes());
-        for (Node *reader : readersOf(from)) {
+        for (Node *reader : readers(from)) {
             const int g = groupOf(reader);
             if (g != gp && g != gc)
                 return bytes; // still written for that reader: saves the read only
@@ -122,7 +129,7 @@ private:
     {
         std::set<int> out;
         for (Node *n : m_groups[static_cast<size_t>(g)].nodes) {
-            for (Node *user : readersOf(n)) {
+            for (Node *user : readers(n)) {
                 const int gu = groupOf(user);
                 if (gu >= 0 && gu != g)
                     out.insert(gu);
@@ -225,6 +232,7 @@ private:
     std::vector<Group> m_groups;
     std::vector<int> m_groupById;    // node id -> group, -1 for views and nodes in no group
     std::vector<int> m_positionById; // node id -> position in graph order
+    std::vector<std::vector<Node *>> m_readersById;
     std::unordered_map<const Node *, int> m_position; // what mergeGroups reads
 };
 
