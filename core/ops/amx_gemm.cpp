@@ -361,21 +361,19 @@ namespace {
 
 // One block of at most 32 x 32 values of b (src[i * rs + j * cs]) into its
 // kStepElems of packed parts (zeroed first, for the padding); false where a
-// value does not split. Pairs of rows are interleaved as the tiles take them:
-// row pair r, column j at r * 64 + j * 2.
+// value does not split. Within a block, rightOffset's layout with one step.
 bool packRightBlock(const float *src, int64_t rs, int64_t cs, int64_t rows, int64_t cols, uint16_t *dst)
 {
     std::fill(dst, dst + kStepElems, uint16_t(0));
     bool good = true;
     for (int64_t i = 0; i < rows; ++i) {
-        uint16_t *row = dst + (i / 2) * 64 + i % 2;
         for (int64_t j = 0; j < cols; ++j) {
             float x = src[i * rs + j * cs];
             good &= splittableValue(x);
+            uint16_t *at = dst + rightOffset(i, j, 1);
             for (int q = 0; q < kParts; ++q) {
-                const uint16_t h = bf16Nearest(x);
-                row[q * kPartElems + j * 2] = h;
-                x -= fromBf16(h);
+                at[q * kPartElems] = bf16Nearest(x);
+                x -= fromBf16(at[q * kPartElems]);
             }
         }
     }
