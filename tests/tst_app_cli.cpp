@@ -80,6 +80,20 @@ private slots:
         QVERIFY(r.err.isEmpty());
     }
 
+    // The feature line says what runs: cuda=off exactly when `--device cuda`
+    // refuses as not built (a found CUDA Toolkit alone no longer turns it on).
+    void featureLineMatchesTheCudaDevice()
+    {
+        const Result r = runFusescope({QStringLiteral("run"), QStringLiteral("encoder"), QStringLiteral("--device"),
+                                       QStringLiteral("cuda"), QStringLiteral("--json")});
+        const bool refused = r.exitCode == 2 && r.err.contains(QLatin1String("not built yet"));
+        QVERIFY2(buildHas("cuda") != refused, qPrintable(r.err));
+        if (!buildHas("cuda")) {
+            QVERIFY(!buildHas("cupti"));
+            QVERIFY(!buildHas("nvrtc"));
+        }
+    }
+
     void help()
     {
         const Result r = runFusescope({QStringLiteral("--help")});
