@@ -70,6 +70,39 @@ static inline void fusescope_stream_fence()
     _mm_sfence();
 #endif
 }
+
+// Sums over more than a chunk of values join their chunks pairwise, as the
+// eager reductions join their blocks: a chunk's lane sums go into a binary
+// counter of partial sums (levels[i] holds 2^i chunks), so a long f32 sum
+// errs like a short one where lanes summing along the whole row drifted
+// (the mean of a million equal values came out 1e-4 off). The chunk's lanes
+// are emptied for the next one.
+template <typename T, int L>
+static inline void fusescope_cascade_push(T *chunk, T (*levels)[L], uint64_t &done)
+{
+    int level = 0;
+    for (uint64_t c = done; c & 1u; c >>= 1, ++level) {
+        for (int l = 0; l < L; ++l)
+            chunk[l] = levels[level][l] + chunk[l];
+    }
+    for (int l = 0; l < L; ++l) {
+        levels[level][l] = chunk[l];
+        chunk[l] = 0;
+    }
+    ++done;
+}
+
+// The counter's total into the emptied chunk, the largest level first.
+template <typename T, int L, int Levels>
+static inline void fusescope_cascade_total(T *chunk, T (*levels)[L], uint64_t done)
+{
+    for (int level = Levels - 1; level >= 0; --level) {
+        if (done >> level & 1u) {
+            for (int l = 0; l < L; ++l)
+                chunk[l] = chunk[l] + levels[level][l];
+        }
+    }
+}
 )";
 
 // One kernel's lines in the wrapper: the runtime's part (extern op, BLAS or

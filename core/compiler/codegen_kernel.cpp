@@ -602,8 +602,8 @@ private:
     void planHeldRows()
     {
         constexpr int64_t kMinRowBytes = 2 << 10, kMaxRowBytes = 8 << 10;
-        if (m_flat || m_loops < 2 || m_inner.size() != 1 || !reductionLanes())
-            return;
+        if (m_flat || m_loops < 2 || m_inner.size() != 1 || !reductionLanes() || innerCount() > kCascadeChunk)
+            return; // (the drain sits in the block loop, which a cascade's chunk loop would move)
         double costliest = 0;
         for (int k = 0; k + 1 < m_loops; ++k) {
             double cost = 0;
@@ -761,6 +761,48 @@ private:
         return 0;
     }
 
+    // Floating sums over more values than a chunk join their chunks pairwise
+    // (fusescope_cascade_push in the prelude); shorter ones, every softmax
+    // and norm row of the zoo included, keep the plain loop.
+    static constexpr int64_t kCascadeChunk = 2048;
+    static constexpr int kCascadeLevels = 48; // room for 2^48 chunks
+
+    bool cascades(const Node *r) const
+    {
+        return reduceFn(r) == "sum" && isFloating(r->meta().dtype) && innerCount() > kCascadeChunk;
+    }
+
+    // fusescope_cascade_push or _total for r: its chunk is the lanes, or the
+    // one accumulator, its partial sums are in.
+    std::string cascadeCall(const char *fn, const Node *r, int lanes, const std::string &moreArgs = "") const
+    {
+        const std::string chunk = lanes ? accumulator(r) + "l" : "&" + accumulator(r);
+        return std::string("fusescope_cascade_") + fn + "<" + ctype(r->meta().dtype) + ", "
+            + std::to_string(std::max(lanes, 1)) + moreArgs + ">(" + chunk + ", " + accumulator(r) + "c, done"
+            + std::to_string(r->id) + ");\n";
+    }
+
+    // After each row of the last inner loop: a full chunk goes to the counter.
+    void emitCascadeStep(std::ostringstream &out, const std::string &indent, const std::vector<const Node *> &cascading,
+                         int k, int lanes, const std::string &rowLength) const
+    {
+        const std::string fill = "fill" + std::to_string(k);
+        out << indent << fill << " += " << rowLength << ";\n";
+        out << indent << "if (" << fill << " >= " << kCascadeChunk << ") {\n";
+        for (const Node *r : cascading)
+            out << indent << "    " << cascadeCall("push", r, lanes);
+        out << indent << "    " << fill << " = 0;\n";
+        out << indent << "}\n";
+    }
+
+    // The last, partial chunk and the counter's total, back in the chunk's lanes.
+    void emitCascadeTotal(std::ostringstream &out, const Node *r, int k, int lanes) const
+    {
+        out << "        if (fill" << k << ")\n";
+        out << "            " << cascadeCall("push", r, lanes);
+        out << "        " << cascadeCall("total", r, lanes, ", " + std::to_string(kCascadeLevels));
+    }
+
     bool countsNaN(const Node *r) const
     {
         const std::string fn = reduceFn(r);
@@ -781,6 +823,9 @@ private:
     void declareAccumulators(std::ostringstream &out, const Node *r, int lanes) const
     {
         const std::string t = ctype(r->meta().dtype), id = std::to_string(r->id);
+        if (cascades(r))
+            out << "        " << t << " " << accumulator(r) << "c[" << kCascadeLevels << "][" << std::max(lanes, 1)
+                << "];\n        uint64_t done" << id << " = 0;\n";
         if (!lanes) {
             out << "        " << t << " " << accumulator(r) << " = " << initValue(r) << ";\n";
             if (countsNaN(r))
@@ -828,9 +873,12 @@ private:
                 reductions.push_back(n);
         }
         const int lanes = reductions.empty() ? 0 : reductionLanes();
+        std::vector<const Node *> cascading;
         std::string clauses;
         for (const Node *r : reductions) {
             declareAccumulators(out, r, lanes);
+            if (cascades(r))
+                cascading.push_back(r);
             if (lanes)
                 continue;
             const std::string fn = reduceFn(r);
@@ -839,8 +887,12 @@ private:
             if (countsNaN(r))
                 clauses += " reduction(+:nan" + std::to_string(r->id) + ")";
         }
-        emitInnerLoops(out, nodes, clauses, k, lanes);
+        if (!cascading.empty())
+            out << "        int64_t fill" << k << " = 0; // values in the chunk's sums\n";
+        emitInnerLoops(out, nodes, clauses, k, lanes, cascading);
         for (const Node *r : reductions) {
+            if (cascades(r))
+                emitCascadeTotal(out, r, k, lanes);
             if (lanes)
                 foldLanes(out, r, lanes);
             out << "        const " << ctype(r->meta().dtype) << " " << var(r) << " = "
@@ -851,11 +903,14 @@ private:
 
     // With lanes, the last inner dim runs as blocks of `lanes` elements and
     // each reduction accumulates into the lane of its position in the block.
+    // With cascading sums, a last dim longer than a chunk runs a chunk at a
+    // time, and each row (or chunk) of it counts towards the next push.
     void emitInnerLoops(std::ostringstream &out, const std::vector<const Node *> &nodes, const std::string &clauses,
-                        int k, int lanes) const
+                        int k, int lanes, const std::vector<const Node *> &cascading) const
     {
         std::string indent = "        ";
-        int open = 0;
+        int open = 0, rowLoop = 0;
+        std::string rowLength;
         auto openLoop = [&](const std::string &header) {
             out << indent << header << (header.empty() ? "{\n" : " {\n");
             indent += "    ";
@@ -866,9 +921,23 @@ private:
         for (size_t i = 0; i < m_inner.size(); ++i) {
             const std::string r = "r" + std::to_string(i), size = std::to_string(m_inner[i].size);
             const bool last = i + 1 == m_inner.size();
+            std::string begin = "0", end = size;
+            if (last && !cascading.empty()) {
+                rowLength = size;
+                if (m_inner[i].size > kCascadeChunk) {
+                    const std::string chunk = std::to_string(kCascadeChunk);
+                    openLoop("for (int64_t " + r + "c = 0; " + r + "c < " + size + "; " + r + "c += " + chunk + ")");
+                    out << indent << "const int64_t " << r << "e = std::min<int64_t>(" << r << "c + " << chunk << ", "
+                        << size << ");\n";
+                    begin = r + "c";
+                    end = r + "e";
+                    rowLength = end + " - " + begin;
+                }
+            }
             if (last && lanes) {
                 const std::string n = std::to_string(lanes);
-                openLoop("for (int64_t " + r + "b = 0; " + r + "b < " + size + "; " + r + "b += " + n + ")");
+                openLoop("for (int64_t " + r + "b = " + begin + "; " + r + "b < " + end + "; " + r + "b += " + n + ")");
+                rowLoop = open;
                 out << indent << "#pragma omp simd\n";
                 openLoop("for (int64_t " + r + "l = 0; " + r + "l < " + n + "; ++" + r + "l)");
                 out << indent << "const int64_t " << r << " = " << r << "b + " << r << "l;\n";
@@ -879,7 +948,9 @@ private:
             if (m_flat)
                 openLoop("for (int64_t " + r + " = begin; " + r + " < end; ++" + r + ")");
             else
-                openLoop("for (int64_t " + r + " = 0; " + r + " < " + size + "; ++" + r + ")");
+                openLoop("for (int64_t " + r + " = " + begin + "; " + r + " < " + end + "; ++" + r + ")");
+            if (last)
+                rowLoop = open;
         }
         const std::string flat = flatInnerIndex();
         if (m_cacheReads.count(k)) {
@@ -911,6 +982,8 @@ private:
             out << indent << "}\n";
             if (open == 2 && lanes && k == m_drainLoop) // the inner loop closed, the block loop still open
                 emitHeldDrain(out, indent, lanes);
+            if (open == rowLoop && !cascading.empty())
+                emitCascadeStep(out, indent, cascading, k, lanes, rowLength);
         }
         for (const Node *n : nodes) {
             if (!isReductionNode(n) && m_storeOf.count(n) && storeLoop(n) == k && streams(n))
