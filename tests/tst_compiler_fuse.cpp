@@ -192,6 +192,11 @@ private slots:
         QCOMPARE(f.schedule.kernels[0].anchor->target, std::string("fusescope.conv2d_relu"));
         QCOMPARE(f.schedule.kernels[0].nodes.size(), size_t(1));
         QVERIFY2(joined(f.log).find("affine into its convolution") != std::string::npos, joined(f.log).c_str());
+        // The convolution keeps its name through the four folds, and its
+        // folded weight is named after it.
+        QCOMPARE(f.schedule.kernels[0].anchor->name, std::string("conv2d_relu"));
+        const Node *weight = f.schedule.kernels[0].anchor->args()[1].ref().node;
+        QVERIFY2(weight->name.rfind("_folded_conv2d_weight", 0) == 0, weight->name.c_str());
 
         const Fused input = fuseFn([&](const TensorList &in) { return TensorList{bn(in[0], in[1])}; },
                                    {{2, 8, 12, 12}, {16, 8, 1, 1}}, params);

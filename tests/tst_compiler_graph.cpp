@@ -253,6 +253,20 @@ private slots:
         } catch (const Error &e) {
             QVERIFY(QString::fromUtf8(e.what()).contains("is not in the graph"));
         }
+        // Renaming frees the old name and refuses a taken one or a non-identifier.
+        g.rename(again, "renamed");
+        QCOMPARE(g.findByName("renamed"), again);
+        QVERIFY(!g.findByName("gelu"));
+        for (const char *bad : {"sigmoid", "not a name"}) {
+            try {
+                g.rename(again, bad);
+                QFAIL(bad);
+            } catch (const Error &e) {
+                QVERIFY2(QString::fromUtf8(e.what()).contains("cannot rename renamed"), e.what());
+            }
+        }
+        QCOMPARE(again->name, std::string("renamed"));
+        g.lint();
         g.erase(again);
         g.lint();
     }

@@ -89,8 +89,9 @@ int foldAffineIntoConvolutions(Graph &graph, PassLog &log)
             continue;
         const std::vector<Arg> &c = a->conv->args();
         const int64_t channels = a->channels;
-        auto call = [&](const char *target, std::vector<Arg> args, const char *name) {
-            return computedNode(graph, *n, target, std::move(args), name);
+        // Named after the convolution, so the folded constants say whose they are.
+        auto call = [&](const char *target, std::vector<Arg> args, const std::string &role) {
+            return computedNode(graph, *n, target, std::move(args), (a->conv->name + "_" + role).c_str());
         };
         const Arg vector = Arg::of(call("aten.reshape", {Arg::of(a->constant), Arg::of(Value(IntList{channels}))},
                                         "affine_vector")->out());
@@ -101,13 +102,13 @@ int foldAffineIntoConvolutions(Graph &graph, PassLog &log)
             const Arg filter = Arg::of(
                 call("aten.reshape", {Arg::of(a->constant), Arg::of(Value(IntList{channels, 1, 1, 1}))}, "affine_filter")
                     ->out());
-            weight = Arg::of(call(target, {weight, filter}, "folded_weight")->out());
+            weight = Arg::of(call(target, {weight, filter}, "weight")->out());
             if (bias.isRef())
-                bias = Arg::of(call(target, {bias, vector}, "folded_bias")->out());
+                bias = Arg::of(call(target, {bias, vector}, "bias")->out());
         } else if (bias.isRef()) {
-            bias = Arg::of(call(target, {bias, vector}, "folded_bias")->out());
+            bias = Arg::of(call(target, {bias, vector}, "bias")->out());
         } else {
-            bias = a->op == '+' ? vector : Arg::of(call("aten.neg", {vector}, "folded_bias")->out());
+            bias = a->op == '+' ? vector : Arg::of(call("aten.neg", {vector}, "bias")->out());
         }
         Node *conv = computedNode(graph, *n, "aten.conv2d", {c[0], weight, bias, c[3], c[4], c[5], c[6]},
                                   a->conv->name.c_str());
@@ -117,6 +118,12 @@ int foldAffineIntoConvolutions(Graph &graph, PassLog &log)
         graph.replaceUses(n->out(), conv->out());
         log.push_back("affine into its convolution: " + n->name + " (" + n->target + " by a per-channel constant) folded into "
                       + a->conv->name + "'s weights and bias");
+        // The convolution keeps its name through every fold: a batch norm's
+        // six ops named it conv2d_3_1_1_1_1_1 in the graph and its kernel.
+        const std::string name = a->conv->name;
+        graph.erase(n);
+        graph.erase(a->conv);
+        graph.rename(conv, name);
         ++folded;
     }
     return folded;

@@ -186,6 +186,21 @@ void Graph::erase(Node *node)
     m_nodes.erase(it);
 }
 
+void Graph::rename(Node *node, const std::string &name)
+{
+    where(node, "rename:");
+    if (identifierFor(name) != name)
+        throw Error("graph: cannot rename " + node->name + " to '" + name + "': not an identifier");
+    const Node *holder = findByName(name);
+    if (holder == node)
+        return;
+    if (holder)
+        throw Error("graph: cannot rename " + node->name + " to " + name + ": another node has that name");
+    m_byName.erase(node->name);
+    node->name = name;
+    m_byName[name] = node;
+}
+
 void Graph::moveBefore(Node *node, Node *before)
 {
     // splice keeps every iterator, so m_where stays true.

@@ -102,6 +102,8 @@ public:
     void replaceUses(NodeRef from, NodeRef to);
     // Removes a node nobody reads; throws Error otherwise.
     void erase(Node *node);
+    // Gives `node` the name `name`, an identifier no other node has; throws Error otherwise.
+    void rename(Node *node, const std::string &name);
     // Moves `node` to just before `before`.
     void moveBefore(Node *node, Node *before);
 
