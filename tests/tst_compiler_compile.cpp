@@ -355,6 +355,41 @@ private slots:
         QVERIFY(cascaded);
     }
 
+    // A norm over a dim of size 1 gives exactly 0, as in eager mode: its sum
+    // over that dim is x itself (simplify), so x - mean(x) subtracts one
+    // value from itself. Computed as a reduction, the product x * w could be
+    // contracted into the subtraction but rounded into the sum: 1e-5 and more
+    // once divided by sqrt(var + eps).
+    void normsOverOneValueAreZero()
+    {
+        Generator gen(4);
+        const Tensor x = randn({64, 8, 1}, gen), w = randn({64, 8, 1}, gen);
+        const TensorFn fn = [](const TensorList &in) {
+            const Tensor p = ops::mul(ops::gelu(in[0]), in[1]);
+            return TensorList{ops::layerNorm(p, {1}), ops::rmsNorm(ops::sub(p, ops::mean(p, {-1}, true)), {1}),
+                              ops::amax(p, {2}, false)}; // reshaped: [64, 8]
+        };
+        const TensorList eager = fn({x, w});
+        for (bool interpret : {false, true}) {
+            CompileOptions options;
+            options.interpret = interpret;
+            CompiledFunction compiled = compile(fn, {}, options);
+            const TensorList out = compiled({x, w});
+            for (size_t i = 0; i < 2; ++i) {
+                for (double v : out[i].toDoubleVector())
+                    QCOMPARE(v, 0.0);
+            }
+            QCOMPARE(out[2].sizes(), (Shape{64, 8}));
+            QVERIFY(out[2].toDoubleVector() == eager[2].toDoubleVector());
+            bool identity = false;
+            for (const CompileStage &s : compiled.stages()) {
+                for (const std::string &l : s.log)
+                    identity = identity || (s.name == "simplify" && l.find("sum(x, d) = x") != std::string::npos);
+            }
+            QVERIFY(identity);
+        }
+    }
+
     // Batch norm folded into the convolution's weights and bias (and the relu
     // taken in) gives eager's result within the rounding the tests allow, on
     // every convolution kernel family the folding reaches.

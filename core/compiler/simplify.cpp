@@ -292,6 +292,31 @@ std::optional<NodeRef> normalizeSumDims(Graph &g, Node &n)
     return replacement(g, n, "aten.sum", std::move(args), n.outputs, "sum")->out();
 }
 
+// A reduction over dims of size 1 only (no dims: all of them) reduces
+// nothing: x, or x reshaped where the dims are dropped. A norm over a size-1
+// dim then subtracts x from itself, exactly 0 as in eager mode; computed as a
+// reduction, x's product could be contracted into one use and rounded in the
+// other (1e-5 where 0 was right, once divided by sqrt(var + eps)).
+std::optional<NodeRef> reductionOverOnes(Graph &g, Node &n)
+{
+    const auto x = refArg(n, 0);
+    if (!x || n.args().size() < 3 || !n.args()[1].constant.isIntList())
+        return std::nullopt;
+    const Shape &sizes = x->node->meta(x->index).sizes;
+    const IntList &dims = n.args()[1].constant.toIntList();
+    const auto one = [&](int64_t d) { return sizes[static_cast<size_t>(d)] == 1; };
+    const auto rank = static_cast<int64_t>(sizes.size());
+    const IntList reduced = dims.empty() || rank == 0 ? IntList() : canonicalDims(dims, rank);
+    const bool nothing = reduced.empty() ? std::all_of(sizes.begin(), sizes.end(), [](int64_t s) { return s == 1; })
+                                         : std::all_of(reduced.begin(), reduced.end(), one);
+    if (!nothing)
+        return std::nullopt;
+    if (n.meta().sizes == sizes)
+        return x;
+    const std::vector<Arg> args{Arg::of(*x), Arg::of(Value(n.meta().sizes))};
+    return replacement(g, n, "aten.reshape", args, n.outputs, "reshape")->out();
+}
+
 // Whether b, broadcast to `shape`, is the same along every dim of `dims`.
 bool constantAlong(const Arg &b, const Shape &shape, const IntList &dims)
 {
@@ -533,6 +558,10 @@ const std::vector<Identity> &identities()
         {"aten.reshape",  "reshape(reshape(x, s1), s2) = reshape(x, s2)", collapseReshape},
         {"aten.view",     "view(view(x, s1), s2) = reshape(x, s2)", collapseReshape},
         {"aten.permute",  "permute(permute(x, p), q) = permute(x, p[q])", collapsePermute},
+        {"aten.sum",      "sum(x, d) = x, x of size 1 along d", reductionOverOnes},
+        {"aten.prod",     "prod(x, d) = x, x of size 1 along d", reductionOverOnes},
+        {"aten.amax",     "amax(x, d) = x, x of size 1 along d", reductionOverOnes},
+        {"aten.amin",     "amin(x, d) = x, x of size 1 along d", reductionOverOnes},
         {"aten.sum",      "sum(x, -d) = sum(x, rank - d)", normalizeSumDims},
         {"aten.sum",      "sum(a / b, d) = sum(a, d) / b, b constant along d", sumOfQuotient},
         {"aten.mul",      "0.5 x (1 + erf(x / sqrt 2)) = x Phi(x)", geluOfErf},
