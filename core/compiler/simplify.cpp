@@ -611,11 +611,10 @@ void simplify(Graph &graph, PassLog &log)
     for (int round = 0; round < 16; ++round) {
         int changed = removeDeadCode(graph, log);
         changed += eliminateCommonSubexpressions(graph, log);
+        // Before the Winograd split: the fold erases the convolutions it
+        // replaces, each of which would get its weights transformed too (39
+        // transforms for resnet18's 13 Winograd convolutions).
         changed += foldAffineIntoConvolutions(graph, log);
-        // The convolutions an affine op was folded out of still have that op
-        // as their reader: split now, each would get its weights transformed
-        // too (39 transforms for resnet18's 13 Winograd convolutions).
-        removeDeadCode(graph, log);
         changed += splitWinogradConvolutions(graph, log);
         changed += packWeightsForTiles(graph, log);
         changed += foldConstants(graph, log);
