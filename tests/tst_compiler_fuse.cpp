@@ -193,10 +193,18 @@ private slots:
         QCOMPARE(f.schedule.kernels[0].nodes.size(), size_t(1));
         QVERIFY2(joined(f.log).find("affine into its convolution") != std::string::npos, joined(f.log).c_str());
         // The convolution keeps its name through the four folds, and its
-        // folded weight is named after it.
+        // folded weight is named after it. Its two scales multiply first:
+        // constant folding writes the whole weight once.
         QCOMPARE(f.schedule.kernels[0].anchor->name, std::string("conv2d_relu"));
         const Node *weight = f.schedule.kernels[0].anchor->args()[1].ref().node;
         QVERIFY2(weight->name.rfind("_folded_conv2d_weight", 0) == 0, weight->name.c_str());
+        const auto folds = [&](const char *what) {
+            return std::count_if(f.log.begin(), f.log.end(), [&](const std::string &l) {
+                return l.rfind(std::string("constant folding: ") + what, 0) == 0;
+            });
+        };
+        QCOMPARE(folds("conv2d_weight_factor "), 1);
+        QCOMPARE(folds("conv2d_weight"), 2); // the factor and the weight
 
         const Fused input = fuseFn([&](const TensorList &in) { return TensorList{bn(in[0], in[1])}; },
                                    {{2, 8, 12, 12}, {16, 8, 1, 1}}, params);

@@ -106,12 +106,21 @@ bool isConstant(const Graph &graph, const NodeRef &r)
     return r.node->kind == NodeKind::GetAttr && !graph.attrs.at(r.node->target).isMeta();
 }
 
+bool isViewOfConstants(const Graph &graph, const Node &n)
+{
+    if (n.kind != NodeKind::CallFunction || OpRegistry::instance().get(n.target).kind != OpKind::View)
+        return false;
+    const std::vector<NodeRef> inputs = n.inputs();
+    return !inputs.empty()
+        && std::all_of(inputs.begin(), inputs.end(), [&](const NodeRef &r) { return isConstant(graph, r); });
+}
+
 // Folding runs the op once at compile time on parameter values; the result
 // must not be much bigger than what it reads (an outer product of two
 // vectors would trade a cheap kernel for a big constant) unless the op
-// exists to prepare a constant (a weight transform). `viewed`: an input that
-// is a view of a parameter counts as the parameter.
-bool foldsOnConstants(const Graph &graph, const Node &n, const Node *viewed = nullptr)
+// exists to prepare a constant (a weight transform). With `viewsCount`, an
+// input that is a view of parameters counts as a parameter.
+bool foldsOnConstants(const Graph &graph, const Node &n, bool viewsCount = false)
 {
     if (n.kind != NodeKind::CallFunction || n.users().empty())
         return false;
@@ -120,7 +129,7 @@ bool foldsOnConstants(const Graph &graph, const Node &n, const Node *viewed = nu
         return false;
     int64_t inBytes = 0, outBytes = 0;
     for (const NodeRef &r : n.inputs()) {
-        if (r.node != viewed && !isConstant(graph, r))
+        if (!isConstant(graph, r) && !(viewsCount && isViewOfConstants(graph, *r.node)))
             return false;
         inBytes += r.node->meta(r.index).nbytes();
     }
@@ -130,23 +139,16 @@ bool foldsOnConstants(const Graph &graph, const Node &n, const Node *viewed = nu
 }
 
 // A view of a parameter costs nothing and is left alone, unless every user
-// folds with it: then it folds first, so what follows it folds too (batch
-// norm's rsqrt(running_var + eps) behind a reshape ran as a kernel every
-// call, twenty of them per compiled resnet18 step).
+// folds with it (and with any other such view it reads): then it folds
+// first, so what follows it folds too (batch norm's rsqrt(running_var + eps)
+// behind a reshape ran as a kernel every call, twenty of them per compiled
+// resnet18 step; a convolution's weight factors are two reshaped vectors).
 bool foldableView(const Graph &graph, const Node &n)
 {
-    if (n.kind != NodeKind::CallFunction || n.users().empty()
-        || OpRegistry::instance().get(n.target).kind != OpKind::View)
+    if (n.users().empty() || !isViewOfConstants(graph, n))
         return false;
-    for (const NodeRef &r : n.inputs()) {
-        if (!isConstant(graph, r))
-            return false;
-    }
-    for (const Node *user : n.users()) {
-        if (!foldsOnConstants(graph, *user, &n))
-            return false;
-    }
-    return !n.inputs().empty();
+    const std::vector<Node *> &users = n.users();
+    return std::all_of(users.begin(), users.end(), [&](const Node *u) { return foldsOnConstants(graph, *u, true); });
 }
 
 bool foldable(const Graph &graph, const Node &n)
