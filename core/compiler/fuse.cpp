@@ -20,9 +20,10 @@ struct Candidate {
     size_t edge = 0; // the edge's place in graph order (producer node, then its readers)
 };
 
-uint64_t pairKey(int producer, int consumer)
+// Two ids (groups or nodes) as one key.
+uint64_t pairKey(int first, int second)
 {
-    return (static_cast<uint64_t>(static_cast<uint32_t>(producer)) << 32) | static_cast<uint32_t>(consumer);
+    return (static_cast<uint64_t>(static_cast<uint32_t>(first)) << 32) | static_cast<uint32_t>(second);
 }
 
 class Fuser
@@ -240,19 +241,16 @@ private:
 
     // A refusal by the fusion rules depends only on the two groups and the
     // edge, so it holds until either group changes; every round looks at the
-    // best candidates again, and DenseNet-121's thousand concat edges made
-    // 30,000 such checks for 375 merges. Cycles depend on every group and are
-    // looked for each time.
+    // best candidates again, and DenseNet-121 (ONNX) made 30,000 such checks
+    // for 375 merges. Cycles depend on every group and are looked for each
+    // time.
     struct Refusal {
         int producer = -1, consumer = -1;
         uint64_t producerVersion = 0, consumerVersion = 0;
         std::string why;
     };
 
-    static uint64_t edgeKey(const Candidate &c)
-    {
-        return (static_cast<uint64_t>(static_cast<uint32_t>(c.from->id)) << 32) | static_cast<uint32_t>(c.to->id);
-    }
+    static uint64_t edgeKey(const Candidate &c) { return pairKey(c.from->id, c.to->id); }
     uint64_t version(int g) const { return m_versions[static_cast<size_t>(g)]; }
 
     const std::string *knownRefusal(const Candidate &c) const
