@@ -1,6 +1,7 @@
 // Tensor basics: dtypes, factories, seeded generators, item, printing.
 #include "optest.h"
 
+#include <cstring>
 #include <set>
 
 using namespace fusescope;
@@ -23,6 +24,25 @@ private slots:
         QCOMPARE(promoteTypes(DType::BF16, DType::F16), DType::F32);
         QCOMPARE(toFloating(DType::I32), DType::F32);
         QCOMPARE(toFloating(DType::F64), DType::F64);
+    }
+
+    // normals() gives normal()'s values bit for bit and in order, the spare
+    // of an odd count included, across its blocks and the pool's threads, and
+    // leaves the generator where normal() would.
+    void normalsAreNormalsInOrder()
+    {
+        Generator bulk(11), one(11);
+        for (int64_t n : {0, 1, 2, 3, 16383, 32768, 32769, 100001, 4}) {
+            std::vector<double> got(static_cast<size_t>(n));
+            bulk.normals(got.data(), n);
+            for (int64_t i = 0; i < n; ++i) {
+                const double want = one.normal();
+                QVERIFY2(std::memcmp(&got[static_cast<size_t>(i)], &want, sizeof want) == 0,
+                         qPrintable(QStringLiteral("n %1, value %2").arg(n).arg(i)));
+            }
+        }
+        QCOMPARE(bulk.normal(), one.normal());
+        QCOMPARE(bulk.next(), one.next());
     }
 
     // The portable conversions agree with the hardware ones (F16C) on every

@@ -1,6 +1,7 @@
 #include "core/nn/init.h"
 
 #include <cmath>
+#include <vector>
 
 namespace fusescope::nn::init {
 
@@ -33,7 +34,13 @@ Tensor uniform(const Shape &shape, double bound, Generator &gen)
 
 Tensor normal(const Shape &shape, double std, Generator &gen)
 {
-    return generate(shape, [&] { return gen.normal() * std; });
+    Tensor t = Tensor::empty(shape, DType::F32);
+    std::vector<double> values(static_cast<size_t>(t.numel()));
+    gen.normals(values.data(), t.numel());
+    float *p = t.data<float>();
+    for (int64_t i = 0; i < t.numel(); ++i)
+        p[i] = static_cast<float>(values[static_cast<size_t>(i)] * std);
+    return t;
 }
 
 int64_t fanIn(const Shape &weightShape)

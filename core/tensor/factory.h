@@ -17,6 +17,9 @@ public:
     uint64_t next();
     double uniform();  // [0, 1)
     double normal();   // standard normal (Box-Muller)
+    // n of normal()'s values, the same ones in the same order, their
+    // transcendentals computed on the thread pool.
+    void normals(double *out, int64_t n);
 
 private:
     uint64_t m_s[4];
