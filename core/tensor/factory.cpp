@@ -99,10 +99,10 @@ void Generator::normals(double *out, int64_t n)
     // The uniforms in the stream's order, one block at a time; their logs and
     // sines, most of the time a model's initialization took (a quarter of
     // `fusescope stages resnet18`), on the pool. The values are normal()'s.
-    constexpr int64_t kPairs = int64_t(1) << 14;
-    std::vector<double> u(2 * kPairs);
+    const int64_t blockPairs = std::min<int64_t>(int64_t(1) << 14, (n - i + 1) / 2);
+    std::vector<double> u(static_cast<size_t>(2 * blockPairs));
     while (i < n) {
-        const int64_t pairs = std::min(kPairs, (n - i + 1) / 2);
+        const int64_t pairs = std::min(blockPairs, (n - i + 1) / 2);
         for (int64_t p = 0; p < pairs; ++p) {
             u[static_cast<size_t>(2 * p)] = 1.0 - uniform();
             u[static_cast<size_t>(2 * p + 1)] = uniform();
