@@ -253,7 +253,10 @@ private:
         case 34: return ops::log1p(ops::abs(ops::erf(x)));
         case 35: return x.dim() >= 1 ? ops::softmax(x, 0) : ops::exp(x);
         case 36: return x.dim() >= 1 ? ops::cumsum(x, -1) : ops::neg(x);
-        case 37: return x.dim() >= 1 ? ops::cast(ops::argmax(x, -1, true), x.dtype()) : ops::neg(x);
+        case 37: { // over whole numbers: ties are exact (the first wins), never two roundings of one value
+            const Tensor whole = ops::round(ops::mul(x, 4.0));
+            return x.dim() >= 1 ? ops::cast(ops::argmax(whole, -1, true), x.dtype()) : ops::neg(x);
+        }
         case 38: return ops::mul(ops::round(ops::mul(x, 3.0)), 0.25);
         case 39: return ops::mean(ops::stack({x, ops::exp(ops::neg(ops::abs(x)))}, 0), {0});
         default: // rotate_half: a cat along the last dim of an op's result and a view
