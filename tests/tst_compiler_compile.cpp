@@ -238,7 +238,8 @@ private:
             return x.dim() == 2 ? ops::gelu(ops::matmul(x, ops::transpose(x, 0, 1))) : ops::flatten(x, 0, -1);
         case 19: return ops::clamp(ops::sub(x, ops::mean(x, {}, false)), -1.0, 1.0);
         case 21: return x.dim() >= 1 ? ops::logSoftmax(x, -1) : ops::exp(x);
-        case 22: return x.dim() >= 1 ? ops::layerNorm(x, {last}) : ops::tanh(x);
+        case 22: // + 1: a sum over the normalized dim would cancel to rounding noise
+            return x.dim() >= 1 ? ops::add(ops::layerNorm(x, {last}), 1.0) : ops::tanh(x);
         case 23: return x.dim() >= 1 ? ops::rmsNorm(x, {last}) : ops::tanh(x);
         case 24: return x.dim() >= 1 && last > 1 ? ops::var(x, {-1}, 1, true) : ops::neg(x);
         case 25: return x.dim() >= 1 ? ops::logsumexp(x, {0}, true) : ops::neg(x);
