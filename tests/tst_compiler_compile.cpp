@@ -156,7 +156,6 @@ public:
         m_dtype = kind < 4 ? kinds[kind] : DType::F32;
     }
 
-
     size_t inputCount() const { return m_inputShapes.size(); }
 
     TensorList inputs() const
@@ -414,9 +413,9 @@ private slots:
         const TensorList exact = batch.run(wide);
         QVERIFY2(batch.programs.size() >= 20, qPrintable(QStringLiteral("%1 programs ran").arg(batch.programs.size())));
         for (size_t p = 0; p < eager.size(); ++p) {
+            // Integer and bool inputs widened to f64 as well: a program over
+            // them computes in floating point once an op promotes them.
             std::string why;
-            // Integer and bool inputs widen to f64 too: a program over them
-            // computes in floating point once an op promotes them.
             const std::string seed = "seed " + std::to_string(batch.seeds[p]) + ": ";
             QVERIFY2(asAccurateAsEager(c[p], eager[p], exact[p], why), (seed + "compiled " + why).c_str());
             QVERIFY2(asAccurateAsEager(i[p], eager[p], exact[p], why), (seed + "interpreted " + why).c_str());
