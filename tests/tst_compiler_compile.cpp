@@ -6,6 +6,7 @@
 #include "core/ops/functional.h"
 #include "core/ops/loops.h"
 #include "core/ops/registry.h"
+#include "core/runtime/threadpool.h"
 #include "core/tensor/factory.h"
 #include "core/zoo/zoo.h"
 
@@ -72,6 +73,18 @@ bool matches(const Tensor &a, const Tensor &b, std::string &why)
         }
     }
     return true;
+}
+
+// Whether a line of the compile log (any stage's) contains `what`.
+bool logged(const CompiledFunction &fn, const std::string &what)
+{
+    for (const CompileStage &s : fn.stages()) {
+        for (const std::string &l : s.log) {
+            if (l.find(what) != std::string::npos)
+                return true;
+        }
+    }
+    return false;
 }
 
 // `got` matches eager's result, or is as close to the f64 result `exact` as
@@ -453,6 +466,128 @@ private slots:
         for (const CompileStage &s : compiled.stages())
             cascaded = cascaded || s.code.find("fusescope_cascade_push<float") != std::string::npos;
         QVERIFY(cascaded);
+    }
+
+    // A reduction over leading dims, its inputs contiguous along the kept last
+    // dim, reads their rows in order (column mode): output by output it read
+    // one element of each row, 10x slower than eager mode over [4096, 4096].
+    // Each case takes another way through: a last dim that is not a multiple
+    // of the block, three dims, two reduction levels, a NaN count, a long
+    // column's cascade.
+    void columnReductionsMatchEager_data()
+    {
+        QTest::addColumn<Shape>("shape");
+        QTest::addColumn<RowFn>("f");
+        QTest::newRow("sum over rows, 300 columns")
+            << Shape{513, 300} << RowFn([](const Tensor &x) { return TensorList{ops::sum(ops::mul(x, 2.0), {0})}; });
+        QTest::newRow("mean over a sequence")
+            << Shape{4, 50, 70} << RowFn([](const Tensor &x) { return TensorList{ops::mean(ops::exp(x), {1})}; });
+        QTest::newRow("softmax over dim 0")
+            << Shape{33, 40} << RowFn([](const Tensor &x) { return TensorList{ops::softmax(x, 0)}; });
+        QTest::newRow("amax counting NaN")
+            << Shape{64, 20} << RowFn([](const Tensor &x) { return TensorList{ops::amax(ops::abs(x), {0})}; });
+        QTest::newRow("long columns") << Shape{40000, 7}
+                                      << RowFn([](const Tensor &x) { return TensorList{ops::mean(x, {0}, true)}; });
+    }
+    void columnReductionsMatchEager()
+    {
+        QFETCH(Shape, shape);
+        QFETCH(RowFn, f);
+        Generator gen(11);
+        std::vector<double> v = randn(shape, gen).toDoubleVector();
+        const int64_t last = shape.back();
+        v[static_cast<size_t>(3 * last + 5)] = std::nan(""); // row 3, column 5
+        const Tensor x = fromVector(v, shape);
+        CompiledFunction fn = compile([&](const TensorList &in) { return f(in[0]); });
+        const TensorList got = fn({x}), want = f(x);
+        std::string why;
+        QVERIFY2(matches(got[0], want[0], why), why.c_str());
+        const std::vector<double> y = got[0].toDoubleVector();
+        QVERIFY(std::isnan(y[5]) && !std::isnan(y[4])); // the NaN's column only
+        QVERIFY(logged(fn, "reduces in column mode"));
+    }
+
+    // A pointwise kernel whose input lies across the rows it writes (x.T + y)
+    // runs in tiles, through a buffer per such input. The shapes leave partial
+    // tiles at both edges; one input is broadcast, one is f64.
+    void transposedInputsRunInTiles_data()
+    {
+        QTest::addColumn<Shape>("shape");
+        QTest::addColumn<RowFn>("f");
+        QTest::newRow("x.T + x") << Shape{300, 300} << RowFn([](const Tensor &x) {
+            return TensorList{ops::add(x.transpose(0, 1), ops::mul(x, 0.5))};
+        });
+        QTest::newRow("gelu of NHWC as NCHW") << Shape{2, 9, 70, 33} << RowFn([](const Tensor &x) {
+            return TensorList{ops::gelu(ops::permute(x, {0, 3, 1, 2}))};
+        });
+        QTest::newRow("times a broadcast row") << Shape{130, 90} << RowFn([](const Tensor &x) {
+            return TensorList{ops::mul(ops::exp(x.transpose(0, 1)), x.narrow(1, 0, 1).transpose(0, 1))};
+        });
+        QTest::newRow("f64") << Shape{100, 80} << RowFn([](const Tensor &x) {
+            return TensorList{ops::sigmoid(ops::cast(x, DType::F64).transpose(0, 1))};
+        });
+    }
+    void transposedInputsRunInTiles()
+    {
+        QFETCH(Shape, shape);
+        QFETCH(RowFn, f);
+        Generator gen(13);
+        const Tensor x = randn(shape, gen);
+        CompiledFunction fn = compile([&](const TensorList &in) { return f(in[0]); });
+        const TensorList got = fn({x}), want = f(x);
+        std::string why;
+        QVERIFY2(matches(got[0], want[0], why), why.c_str());
+        QVERIFY(logged(fn, "runs in tiles"));
+    }
+
+    // A reduction with few outputs splits its reduced range into parts that
+    // run on the pool's threads, then combines them in order: the parts
+    // follow from the shapes, so one thread gives the same bits as two.
+    void fewOutputsSplitTheirRange_data()
+    {
+        QTest::addColumn<Shape>("shape");
+        QTest::addColumn<RowFn>("f");
+        QTest::newRow("sum of squares")
+            << Shape{1 << 20} << RowFn([](const Tensor &x) { return TensorList{ops::sum(ops::mul(x, x))}; });
+        QTest::newRow("amax counting NaN")
+            << Shape{1 << 20} << RowFn([](const Tensor &x) { return TensorList{ops::amax(ops::abs(x))}; });
+        QTest::newRow("three rows' means")
+            << Shape{3, 1 << 18} << RowFn([](const Tensor &x) { return TensorList{ops::mean(x, {1})}; });
+        QTest::newRow("narrow columns") << Shape{1 << 18, 4} << RowFn([](const Tensor &x) {
+            return TensorList{ops::div(ops::sum(ops::exp(x), {0}), 7.0)};
+        });
+        QTest::newRow("integer sum") << Shape{1 << 20} << RowFn([](const Tensor &x) {
+            return TensorList{ops::sum(ops::cast(ops::mul(x, 100.0), DType::I32))};
+        });
+        QTest::newRow("values stored too") << Shape{1 << 20} << RowFn([](const Tensor &x) {
+            const Tensor y = ops::mul(x, 2.0);
+            return TensorList{ops::amin(y), y};
+        });
+    }
+    void fewOutputsSplitTheirRange()
+    {
+        QFETCH(Shape, shape);
+        QFETCH(RowFn, f);
+        Generator gen(12);
+        std::vector<double> v = randn(shape, gen).toDoubleVector();
+        if (QByteArray(QTest::currentDataTag()).contains("NaN"))
+            v[777777] = std::nan("");
+        const Tensor x = fromVector(v, shape);
+        CompiledFunction fn = compile([&](const TensorList &in) { return f(in[0]); });
+        const TensorList got = fn({x}), want = f(x);
+        const int threads = numThreads();
+        setNumThreads(1);
+        const TensorList alone = fn({x});
+        setNumThreads(threads);
+        for (size_t i = 0; i < want.size(); ++i) {
+            std::string why;
+            QVERIFY2(matches(got[i], want[i], why), why.c_str());
+            const std::vector<double> a = got[i].toDoubleVector(), b = alone[i].toDoubleVector();
+            for (size_t k = 0; k < a.size(); ++k)
+                QVERIFY(a[k] == b[k] || (std::isnan(a[k]) && std::isnan(b[k])));
+        }
+        QCOMPARE(std::isnan(got[0].toDoubleVector()[0]), QByteArray(QTest::currentDataTag()).contains("NaN"));
+        QVERIFY(logged(fn, "parts of its reduced range"));
     }
 
     // A norm over a dim of size 1 gives exactly 0, as in eager mode: its sum

@@ -7,10 +7,13 @@
 //   models (about 900 nodes), and its slowest stages: the passes' own cost;
 // - the libm functions scalarmath.h takes from glibc's vector maths, eager and
 //   in a fused loop (a rotation x cos t + y sin t, as rotary embeddings
-//   computed on the fly have), on [4096, 1024] f32.
+//   computed on the fly have), on [4096, 1024] f32;
+// - reductions with few outputs (split into parts) and over leading dims
+//   (column mode), compiled against eager.
 #include "benchutil.h"
 
 #include "core/compiler/compile.h"
+#include "core/ops/functional.h"
 #include "core/ops/pointwise.h"
 #include "core/runtime/blascore.h"
 #include "core/runtime/threadpool.h"
@@ -139,6 +142,41 @@ void vectorLibm()
                 ms([&] { fn({x, y, t}); }));
 }
 
+// Compiled against eager on the same inputs, each the median of 15 calls.
+void reductionCase(const char *name, const compiler::TensorFn &f, const TensorList &in)
+{
+    compiler::CompiledFunction fn = compiler::compile(f);
+    fn(in);
+    const double eager = bench::medianSeconds(15, [&] { f(in); });
+    const double compiled = bench::medianSeconds(15, [&] { fn(in); });
+    std::printf("%-26s%8.3f ms eager, %.3f ms compiled (%.2fx)\n", name, eager * 1e3, compiled * 1e3, eager / compiled);
+}
+
+void reductions()
+{
+    Generator gen(2);
+    const Tensor x = randn({16 << 20}, gen), y = randn({16 << 20}, gen);
+    const Tensor square = randn({4096, 4096}, gen), narrow = randn({1 << 22, 4}, gen);
+    const Tensor seq = randn({8, 512, 768}, gen), rows = randn({1024, 4096}, gen);
+    reductionCase("sum(x * x) [16M]", [](const TensorList &t) { return TensorList {ops::sum(ops::mul(t[0], t[0]))}; },
+                  {x});
+    reductionCase("mean((x - y)^2) [16M]",
+                  [](const TensorList &t) {
+                      const Tensor d = ops::sub(t[0], t[1]);
+                      return TensorList {ops::mean(ops::mul(d, d))};
+                  },
+                  {x, y});
+    reductionCase("amax(|x|) [16M]", [](const TensorList &t) { return TensorList {ops::amax(ops::abs(t[0]))}; }, {x});
+    reductionCase("sum(2x, 0) [4096,4096]",
+                  [](const TensorList &t) { return TensorList {ops::sum(ops::mul(t[0], 2.0), {0})}; }, {square});
+    reductionCase("sum(exp x, 0) [4M,4]",
+                  [](const TensorList &t) { return TensorList {ops::sum(ops::exp(t[0]), {0})}; }, {narrow});
+    reductionCase("mean(x, 1) [8,512,768]", [](const TensorList &t) { return TensorList {ops::mean(t[0], {1})}; },
+                  {seq});
+    reductionCase("softmax(x, 0) [1024,4096]", [](const TensorList &t) { return TensorList {ops::softmax(t[0], 0)}; },
+                  {rows});
+}
+
 } // namespace
 
 int main(int, char **argv)
@@ -148,5 +186,6 @@ int main(int, char **argv)
     pointwiseBandwidth();
     compileTimes();
     vectorLibm();
+    reductions();
     return 0;
 }
