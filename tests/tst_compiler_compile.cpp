@@ -486,8 +486,8 @@ private slots:
             << Shape{33, 40} << RowFn([](const Tensor &x) { return TensorList{ops::softmax(x, 0)}; });
         QTest::newRow("amax counting NaN")
             << Shape{64, 20} << RowFn([](const Tensor &x) { return TensorList{ops::amax(ops::abs(x), {0})}; });
-        QTest::newRow("long columns") << Shape{40000, 7}
-                                      << RowFn([](const Tensor &x) { return TensorList{ops::mean(x, {0}, true)}; });
+        QTest::newRow("long columns") << Shape {20000, 19}
+                                      << RowFn([](const Tensor &x) { return TensorList {ops::mean(x, {0}, true)}; });
     }
     void columnReductionsMatchEager()
     {

@@ -9,7 +9,8 @@
 //   in a fused loop (a rotation x cos t + y sin t, as rotary embeddings
 //   computed on the fly have), on [4096, 1024] f32;
 // - reductions with few outputs (split into parts) and over leading dims
-//   (column mode), compiled against eager.
+//   (column mode), and pointwise ops on inputs that lie across their rows
+//   (tiles), compiled against eager.
 #include "benchutil.h"
 
 #include "core/compiler/compile.h"
@@ -143,7 +144,7 @@ void vectorLibm()
 }
 
 // Compiled against eager on the same inputs, each the median of 15 calls.
-void reductionCase(const char *name, const compiler::TensorFn &f, const TensorList &in)
+void eagerAgainstCompiled(const char *name, const compiler::TensorFn &f, const TensorList &in)
 {
     compiler::CompiledFunction fn = compiler::compile(f);
     fn(in);
@@ -158,23 +159,37 @@ void reductions()
     const Tensor x = randn({16 << 20}, gen), y = randn({16 << 20}, gen);
     const Tensor square = randn({4096, 4096}, gen), narrow = randn({1 << 22, 4}, gen);
     const Tensor seq = randn({8, 512, 768}, gen), rows = randn({1024, 4096}, gen);
-    reductionCase("sum(x * x) [16M]", [](const TensorList &t) { return TensorList {ops::sum(ops::mul(t[0], t[0]))}; },
-                  {x});
-    reductionCase("mean((x - y)^2) [16M]",
-                  [](const TensorList &t) {
-                      const Tensor d = ops::sub(t[0], t[1]);
-                      return TensorList {ops::mean(ops::mul(d, d))};
-                  },
-                  {x, y});
-    reductionCase("amax(|x|) [16M]", [](const TensorList &t) { return TensorList {ops::amax(ops::abs(t[0]))}; }, {x});
-    reductionCase("sum(2x, 0) [4096,4096]",
-                  [](const TensorList &t) { return TensorList {ops::sum(ops::mul(t[0], 2.0), {0})}; }, {square});
-    reductionCase("sum(exp x, 0) [4M,4]",
-                  [](const TensorList &t) { return TensorList {ops::sum(ops::exp(t[0]), {0})}; }, {narrow});
-    reductionCase("mean(x, 1) [8,512,768]", [](const TensorList &t) { return TensorList {ops::mean(t[0], {1})}; },
-                  {seq});
-    reductionCase("softmax(x, 0) [1024,4096]", [](const TensorList &t) { return TensorList {ops::softmax(t[0], 0)}; },
-                  {rows});
+    eagerAgainstCompiled("sum(x * x) [16M]",
+                         [](const TensorList &t) { return TensorList {ops::sum(ops::mul(t[0], t[0]))}; }, {x});
+    eagerAgainstCompiled("mean((x - y)^2) [16M]",
+                         [](const TensorList &t) {
+                             const Tensor d = ops::sub(t[0], t[1]);
+                             return TensorList {ops::mean(ops::mul(d, d))};
+                         },
+                         {x, y});
+    eagerAgainstCompiled("amax(|x|) [16M]", [](const TensorList &t) { return TensorList {ops::amax(ops::abs(t[0]))}; },
+                         {x});
+    eagerAgainstCompiled("sum(2x, 0) [4096,4096]",
+                         [](const TensorList &t) { return TensorList {ops::sum(ops::mul(t[0], 2.0), {0})}; }, {square});
+    eagerAgainstCompiled("sum(exp x, 0) [4M,4]",
+                         [](const TensorList &t) { return TensorList {ops::sum(ops::exp(t[0]), {0})}; }, {narrow});
+    eagerAgainstCompiled("mean(x, 1) [8,512,768]",
+                         [](const TensorList &t) { return TensorList {ops::mean(t[0], {1})}; }, {seq});
+    eagerAgainstCompiled("softmax(x, 0) [1024,4096]",
+                         [](const TensorList &t) { return TensorList {ops::softmax(t[0], 0)}; }, {rows});
+}
+
+void transposedInputs()
+{
+    Generator gen(3);
+    const Tensor x = randn({4096, 4096}, gen), y = randn({4096, 4096}, gen), nhwc = randn({32, 64, 64, 128}, gen);
+    eagerAgainstCompiled("x.T + y [4096,4096]",
+                         [](const TensorList &t) { return TensorList {ops::add(t[0].transpose(0, 1), t[1])}; }, {x, y});
+    eagerAgainstCompiled("gelu(NHWC as NCHW) [32M]",
+                         [](const TensorList &t) {
+                             return TensorList {ops::gelu(ops::permute(t[0], {0, 3, 1, 2}))};
+                         },
+                         {nhwc});
 }
 
 } // namespace
@@ -187,5 +202,6 @@ int main(int, char **argv)
     compileTimes();
     vectorLibm();
     reductions();
+    transposedInputs();
     return 0;
 }
