@@ -150,6 +150,9 @@ void TestCoreMovement::cat_data()
     QTest::newRow("all 1-D empty") << "0|0" << "f32|f32" << 0 << "contiguous" << "f32";
     QTest::newRow("zero-size rows") << "0,3|2,3" << "f32|f32" << 0 << "contiguous" << "f32";
     QTest::newRow("zero-size cols") << "2,0|2,3" << "f32|f32" << 1 << "sliced" << "f32";
+    // Few output rows: blocks copied in pieces of 1 MiB on the pool.
+    QTest::newRow("dim 0, pieces") << "300000|500000|70000" << "f32|f32|f32" << 0 << "contiguous" << "f32";
+    QTest::newRow("two rows, pieces") << "2,300000|2,200000" << "f32|f32" << 1 << "contiguous" << "f32";
     QTest::newRow("zero-size result") << "0,3|0,2" << "f32|f32" << 1 << "contiguous" << "f32";
     QTest::newRow("single") << "3,2" << "i32" << 0 << "transposed" << "i32";
     QTest::newRow("large parallel") << "300,200|300,57|300,1" << "f32|f32|f32" << 1 << "contiguous" << "f32";

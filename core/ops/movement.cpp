@@ -303,6 +303,33 @@ struct CatBlock {
     int64_t offset; // byte offset inside an output row
 };
 
+// With few output rows (a cat along dim 0 has one) a task a row left the
+// other threads idle: two 64 MiB inputs took 17 ms to cat along dim 0 and 8.4
+// along dim 1. Such rows' blocks are copied in pieces of up to 1 MiB instead.
+constexpr int64_t kFewRows = 64, kPieceBytes = 1 << 20;
+
+void copyPieces(char *base, int64_t rowBytes, int64_t outer, const std::vector<CatBlock> &blocks)
+{
+    struct Piece {
+        char *dst;
+        const char *src;
+        int64_t bytes;
+    };
+    std::vector<Piece> pieces;
+    for (int64_t o = 0; o < outer; ++o) {
+        for (const CatBlock &b : blocks) {
+            for (int64_t at = 0; at < b.bytes; at += kPieceBytes)
+                pieces.push_back({base + o * rowBytes + b.offset + at, b.src + o * b.bytes + at,
+                                  std::min(kPieceBytes, b.bytes - at)});
+        }
+    }
+    parallelFor(0, static_cast<int64_t>(pieces.size()), 1, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i)
+            std::memcpy(pieces[static_cast<size_t>(i)].dst, pieces[static_cast<size_t>(i)].src,
+                        static_cast<size_t>(pieces[static_cast<size_t>(i)].bytes));
+    });
+}
+
 // Inputs that are contiguous and of the output's dtype are copied as whole
 // row blocks; the others, and blocks too short for a memcpy call to pay
 // (stack along the last dim), go through the strided converting copy.
@@ -333,6 +360,10 @@ void catInto(const TensorList &inputs, int64_t dim, const Tensor &out)
         return;
     const int64_t rowBytes = out.size(dim) * rest * item;
     char *base = bytesOf(out);
+    if (outer < kFewRows) {
+        copyPieces(base, rowBytes, outer, blocks);
+        return;
+    }
     parallelFor(0, outer, std::max<int64_t>(1, loops::kGrain * 4 / rowBytes), [&](int64_t begin, int64_t end) {
         for (int64_t o = begin; o < end; ++o) {
             for (const CatBlock &b : blocks)
