@@ -540,9 +540,10 @@ private slots:
         QVERIFY(logged(fn, "runs in tiles"));
     }
 
-    // A reduction with few outputs splits its reduced range into parts that
-    // run on the pool's threads, then combines them in order: the parts
-    // follow from the shapes, so one thread gives the same bits as two.
+    // A reduction with few outputs, or whose outputs lie inside its first
+    // reduced dim in memory, splits its reduced range into parts that run on
+    // the pool's threads, then combines them in order: the parts follow from
+    // the shapes, so one thread gives the same bits as two.
     void fewOutputsSplitTheirRange_data()
     {
         QTest::addColumn<Shape>("shape");
@@ -558,6 +559,9 @@ private slots:
         });
         QTest::newRow("integer sum") << Shape{1 << 20} << RowFn([](const Tensor &x) {
             return TensorList{ops::sum(ops::cast(ops::mul(x, 100.0), DType::I32))};
+        });
+        QTest::newRow("channel statistics") << Shape{8, 16, 40, 40} << RowFn([](const Tensor &x) {
+            return TensorList{ops::mean(x, {0, 2, 3})}; // 16 outputs, but the channels lie inside the batch
         });
         QTest::newRow("values stored too") << Shape{1 << 20} << RowFn([](const Tensor &x) {
             const Tensor y = ops::mul(x, 2.0);

@@ -717,6 +717,32 @@ private slots:
         FS_COMPARE_VALUES(y, (Shape{6, 37, 5, 301}), sum, 1e-6, 1e-6);
     }
 
+    // An input that lies across the output's rows (a transposed copy, NHWC
+    // read as NCHW) goes through tiles: partial tiles at every edge, a dim
+    // outside the tile's two, a broadcast operand, f64 and bool items.
+    void transposedOperandsRunInTiles()
+    {
+        const Tensor a = inputFor({3, 77, 300}, -3, 3, DType::F32, 15); // read as [3, 300, 77]
+        const Tensor w = inputFor({77}, -3, 3, DType::F32, 16);
+        const Tensor y = ops::mul(a.transpose(1, 2), w), c = a.transpose(1, 2).contiguous();
+        const Tensor d = ops::cast(a, DType::F64).transpose(1, 2).contiguous();
+        const Tensor i = ops::gt(a, 0.0).transpose(1, 2).contiguous();
+        const std::vector<double> va = a.toDoubleVector(), vw = w.toDoubleVector();
+        std::vector<double> copy, product, positive;
+        for (int64_t n = 0; n < 3; ++n)
+            for (int64_t r = 0; r < 300; ++r)
+                for (int64_t k = 0; k < 77; ++k) {
+                    const double av = va[size_t((n * 77 + k) * 300 + r)];
+                    copy.push_back(av);
+                    product.push_back(av * vw[size_t(k)]);
+                    positive.push_back(av > 0 ? 1 : 0);
+                }
+        FS_COMPARE_VALUES(c, (Shape{3, 300, 77}), copy, 0, 0);
+        FS_COMPARE_VALUES(d, (Shape{3, 300, 77}), copy, 0, 0);
+        FS_COMPARE_VALUES(y, (Shape{3, 300, 77}), product, 1e-6, 1e-6);
+        FS_COMPARE_VALUES(i, (Shape{3, 300, 77}), positive, 0, 0);
+    }
+
 private:
     static double binaryRef(const QString &op, double a, double b)
     {

@@ -430,18 +430,38 @@ private:
     // of threads. One reduction level only: a second one needs the first's
     // combined results before it can start.
     static constexpr int64_t kSplitBelowItems = 16, kMaxParts = 64, kMinPartValues = 1 << 15;
+    static constexpr int64_t kMinInsidePartValues = 2048;
     static constexpr int64_t kMaxScratchBytes = 64 << 10;
+
+    // Whether the kept dims lie inside the first reduced one in memory (the
+    // channels of a batch norm's statistics over N, H and W): output by
+    // output, each item jumps between far rows; parts taken part by part
+    // walk the memory in order. The mean over dims 0, 2 and 3 of [32, 64, 56,
+    // 56] took 0.85 ms compiled against 0.48 eager.
+    bool keptInsideReduced() const
+    {
+        if (m_inner.size() < 2 || m_outer.empty())
+            return false;
+        return std::any_of(m_accesses.begin(), m_accesses.end(), [&](const Access &a) {
+            return a.operand < static_cast<int>(m_k.inputs.size())
+                && std::abs(strideOf(a, m_inner[0])) > std::abs(strideOf(a, m_outer.back()))
+                && strideOf(a, m_outer.back()) != 0;
+        });
+    }
 
     void planSplit()
     {
         const int64_t items = itemCount();
-        if (m_k.reduceDims.empty() || m_hasCat || m_loops != 1 || m_inner.empty() || items >= kSplitBelowItems)
+        const bool inside = keptInsideReduced();
+        if (m_k.reduceDims.empty() || m_hasCat || m_loops != 1 || m_inner.empty()
+            || (items >= kSplitBelowItems && !inside))
             return;
         const int64_t width = std::max<int64_t>(m_columns, 1);
         m_splitUnit = !m_columns && m_inner.size() == 1 ? std::max(reductionLanes(), 1) : 1;
         const int64_t units = m_inner[0].size / m_splitUnit;
-        int64_t parts
-            = std::min({kMaxParts, (kMaxParts + items - 1) / items, units, innerCount() * width / kMinPartValues});
+        const int64_t wanted = inside ? kMaxParts : (kMaxParts + items - 1) / items;
+        const int64_t minValues = inside ? kMinInsidePartValues : kMinPartValues;
+        int64_t parts = std::min({kMaxParts, wanted, units, innerCount() * width / minValues});
         int64_t scratch = 0;
         for (const Node *r : computeNodes())
             scratch += isReductionNode(r) ? items * width * static_cast<int64_t>(itemSize(r->meta().dtype)) : 0;
@@ -1366,8 +1386,10 @@ private:
     {
         const int64_t units = m_inner[0].size / m_splitUnit;
         const std::string parts = std::to_string(m_parts), unit = std::to_string(m_splitUnit);
+        // Part by part, so that a thread's range of items walks the memory in order.
         out << "    for (int64_t t = begin; t < end; ++t) {\n";
-        out << "        const int64_t o = t / " << parts << ", part = t % " << parts << ";\n";
+        out << "        const int64_t part = t / " << itemCount() << ", o = t % " << itemCount() << ";\n";
+        out << "        const int64_t slot = o * " << parts << " + part;\n";
         out << "        const int64_t rlo = part * " << units << " / " << parts << " * " << unit
             << ", rhi = (part + 1) * " << units << " / " << parts << " * " << unit << ";\n";
         emitOuterIndex(out);
@@ -1377,10 +1399,10 @@ private:
             if (!isReductionNode(r))
                 continue;
             if (m_columns)
-                out << "        for (int64_t j = 0; j < jn; ++j)\n            q" << r->id << "[t * " << m_columns
+                out << "        for (int64_t j = 0; j < jn; ++j)\n            q" << r->id << "[slot * " << m_columns
                     << " + j] = " << var(r) << ";\n";
             else
-                out << "        q" << r->id << "[t] = " << var(r) << ";\n";
+                out << "        q" << r->id << "[slot] = " << var(r) << ";\n";
         }
         out << "    }\n";
     }

@@ -159,6 +159,7 @@ void reductions()
     const Tensor x = randn({16 << 20}, gen), y = randn({16 << 20}, gen);
     const Tensor square = randn({4096, 4096}, gen), narrow = randn({1 << 22, 4}, gen);
     const Tensor seq = randn({8, 512, 768}, gen), rows = randn({1024, 4096}, gen);
+    const Tensor images = randn({32, 64, 56, 56}, gen);
     eagerAgainstCompiled("sum(x * x) [16M]",
                          [](const TensorList &t) { return TensorList {ops::sum(ops::mul(t[0], t[0]))}; }, {x});
     eagerAgainstCompiled("mean((x - y)^2) [16M]",
@@ -177,6 +178,8 @@ void reductions()
                          [](const TensorList &t) { return TensorList {ops::mean(t[0], {1})}; }, {seq});
     eagerAgainstCompiled("softmax(x, 0) [1024,4096]",
                          [](const TensorList &t) { return TensorList {ops::softmax(t[0], 0)}; }, {rows});
+    eagerAgainstCompiled("mean(x, 0,2,3) [32,64,56,56]",
+                         [](const TensorList &t) { return TensorList {ops::mean(t[0], {0, 2, 3})}; }, {images});
 }
 
 void transposedInputs()
