@@ -613,6 +613,18 @@ private slots:
         FS_COMPARE_VALUES(ops::clamp(ints, 4.0, std::nullopt), Shape{3}, (std::vector<double>{4, 5, 2147483647.0}), 0, 0);
         const Tensor cond = ops::gt(x, 0);
         FS_COMPARE_VALUES(ops::where(cond, x, ops::neg(x)), Shape{5}, (std::vector<double>{2, 0.5, 0.5, 2, NAN}), 0, 0);
+        // The contiguous loops (vector body and tail), for each place a single value can take.
+        const Tensor big = inputFor({1000}, -3, 3, DType::F32, 17);
+        const Tensor pos = ops::gt(big, 0.0);
+        std::vector<double> keep, left, right;
+        for (double v : big.toDoubleVector()) {
+            keep.push_back(v > 0 ? v : -v);
+            left.push_back(v > 0 ? 2.0 : v);
+            right.push_back(v > 0 ? v : -1.0);
+        }
+        FS_COMPARE_VALUES(ops::where(pos, big, ops::neg(big)), Shape{1000}, keep, 0, 0);
+        FS_COMPARE_VALUES(ops::where(pos, 2.0, big), Shape{1000}, left, 0, 0);
+        FS_COMPARE_VALUES(ops::where(pos, big, -1.0), Shape{1000}, right, 0, 0);
         // where broadcasts all three operands
         const Tensor w = ops::where(fromVector({1, 0}, {2, 1}, DType::Bool), ones({3}), zeros({1}));
         FS_COMPARE_VALUES(w, (Shape{2, 3}), (std::vector<double>{1, 1, 1, 0, 0, 0}), 0, 0);

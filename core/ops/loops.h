@@ -288,6 +288,21 @@ void contiguousBinary(Out *o, const In *a, const In *b, int64_t n, const F &f)
     });
 }
 
+// where's and masked_fill's loop: three inputs, the second or third may be
+// one value for the run (stride 0). Without it they took the scalar strided
+// path: where over 16 M floats 46 ms, against 6.7 for add.
+template <bool Stream, int StepB, int StepC, typename Out, typename In, typename F>
+void contiguousTernary(Out *o, const In *a, const In *b, const In *c, int64_t n, const F &f)
+{
+    using C = compute_t<In>;
+    using CO = compute_t<Out>;
+    runVectorized([o, a, b, c, n, &f] {
+        storeRun<Stream>(o, n, [a, b, c, &f](int64_t i) {
+            return Out(CO(f(C(a[i]), C(b[i * StepB]), C(c[i * StepC]))));
+        });
+    });
+}
+
 // Runs the contiguous loop for this run's strides; false when none fits.
 template <bool Stream, typename Out, typename In, int N, typename F>
 bool tryContiguous(const std::array<char *, N> &p, const std::array<int64_t, N> &s, int64_t n, const F &f)
@@ -309,6 +324,20 @@ bool tryContiguous(const std::array<char *, N> &p, const std::array<int64_t, N> 
             contiguousBinary<Stream, 1, 0>(o, a, b, n, f);
         else if (s[1] == 0 && s[2] == one)
             contiguousBinary<Stream, 0, 1>(o, a, b, n, f);
+        else
+            return false;
+        return true;
+    } else if constexpr (N == 4) {
+        const In *a = reinterpret_cast<const In *>(p[1]), *b = reinterpret_cast<const In *>(p[2]),
+                 *c = reinterpret_cast<const In *>(p[3]);
+        if (s[1] != one)
+            return false;
+        if (s[2] == one && s[3] == one)
+            contiguousTernary<Stream, 1, 1>(o, a, b, c, n, f);
+        else if (s[2] == 0 && s[3] == one)
+            contiguousTernary<Stream, 0, 1>(o, a, b, c, n, f);
+        else if (s[2] == one && s[3] == 0)
+            contiguousTernary<Stream, 1, 0>(o, a, b, c, n, f);
         else
             return false;
         return true;
