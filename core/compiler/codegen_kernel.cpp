@@ -1381,12 +1381,13 @@ private:
         }
     }
 
-    // Item t is part t % parts of output (block) t / parts; its results go to scratch slot t.
+    // Task t is part t / items of output (or block) t % items, taken part by
+    // part so that a thread's range of tasks walks the memory in order; its
+    // results go to scratch slot o * parts + part.
     void emitPartLoop(std::ostringstream &out) const
     {
         const int64_t units = m_inner[0].size / m_splitUnit;
         const std::string parts = std::to_string(m_parts), unit = std::to_string(m_splitUnit);
-        // Part by part, so that a thread's range of items walks the memory in order.
         out << "    for (int64_t t = begin; t < end; ++t) {\n";
         out << "        const int64_t part = t / " << itemCount() << ", o = t % " << itemCount() << ";\n";
         out << "        const int64_t slot = o * " << parts << " + part;\n";
