@@ -161,25 +161,25 @@ void reductions()
     const Tensor seq = randn({8, 512, 768}, gen), rows = randn({1024, 4096}, gen);
     const Tensor images = randn({32, 64, 56, 56}, gen);
     eagerAgainstCompiled("sum(x * x) [16M]",
-                         [](const TensorList &t) { return TensorList {ops::sum(ops::mul(t[0], t[0]))}; }, {x});
+                         [](const TensorList &t) { return TensorList{ops::sum(ops::mul(t[0], t[0]))}; }, {x});
     eagerAgainstCompiled("mean((x - y)^2) [16M]",
                          [](const TensorList &t) {
                              const Tensor d = ops::sub(t[0], t[1]);
-                             return TensorList {ops::mean(ops::mul(d, d))};
+                             return TensorList{ops::mean(ops::mul(d, d))};
                          },
                          {x, y});
-    eagerAgainstCompiled("amax(|x|) [16M]", [](const TensorList &t) { return TensorList {ops::amax(ops::abs(t[0]))}; },
+    eagerAgainstCompiled("amax(|x|) [16M]", [](const TensorList &t) { return TensorList{ops::amax(ops::abs(t[0]))}; },
                          {x});
     eagerAgainstCompiled("sum(2x, 0) [4096,4096]",
-                         [](const TensorList &t) { return TensorList {ops::sum(ops::mul(t[0], 2.0), {0})}; }, {square});
+                         [](const TensorList &t) { return TensorList{ops::sum(ops::mul(t[0], 2.0), {0})}; }, {square});
     eagerAgainstCompiled("sum(exp x, 0) [4M,4]",
-                         [](const TensorList &t) { return TensorList {ops::sum(ops::exp(t[0]), {0})}; }, {narrow});
+                         [](const TensorList &t) { return TensorList{ops::sum(ops::exp(t[0]), {0})}; }, {narrow});
     eagerAgainstCompiled("mean(x, 1) [8,512,768]",
-                         [](const TensorList &t) { return TensorList {ops::mean(t[0], {1})}; }, {seq});
+                         [](const TensorList &t) { return TensorList{ops::mean(t[0], {1})}; }, {seq});
     eagerAgainstCompiled("softmax(x, 0) [1024,4096]",
-                         [](const TensorList &t) { return TensorList {ops::softmax(t[0], 0)}; }, {rows});
+                         [](const TensorList &t) { return TensorList{ops::softmax(t[0], 0)}; }, {rows});
     eagerAgainstCompiled("mean(x, 0,2,3) [32,64,56,56]",
-                         [](const TensorList &t) { return TensorList {ops::mean(t[0], {0, 2, 3})}; }, {images});
+                         [](const TensorList &t) { return TensorList{ops::mean(t[0], {0, 2, 3})}; }, {images});
 }
 
 void transposedInputs()
@@ -187,10 +187,10 @@ void transposedInputs()
     Generator gen(3);
     const Tensor x = randn({4096, 4096}, gen), y = randn({4096, 4096}, gen), nhwc = randn({32, 64, 64, 128}, gen);
     eagerAgainstCompiled("x.T + y [4096,4096]",
-                         [](const TensorList &t) { return TensorList {ops::add(t[0].transpose(0, 1), t[1])}; }, {x, y});
+                         [](const TensorList &t) { return TensorList{ops::add(t[0].transpose(0, 1), t[1])}; }, {x, y});
     eagerAgainstCompiled("gelu(NHWC as NCHW) [32M]",
                          [](const TensorList &t) {
-                             return TensorList {ops::gelu(ops::permute(t[0], {0, 3, 1, 2}))};
+                             return TensorList{ops::gelu(ops::permute(t[0], {0, 3, 1, 2}))};
                          },
                          {nhwc});
 }
