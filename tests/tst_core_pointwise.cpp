@@ -509,6 +509,21 @@ private slots:
         QCOMPARE(n.dtype(), DType::Bool);
         FS_COMPARE_VALUES(n, Shape{4}, (std::vector<double>{1, 0, 0, 0}), 0, 0);
         FS_COMPARE_VALUES(ops::logicalNot(x), Shape{4}, (std::vector<double>{0, 1, 0, 0}), 0, 0);
+        // and / or: every pair of zero and nonzero (NaN is nonzero), on floats and on bools of 100 elements
+        // (the vector loop and its tail).
+        const Tensor y = fromVector({1, 0, 0, 5}, {4});
+        FS_COMPARE_VALUES(ops::logicalAnd(x, y), Shape{4}, (std::vector<double>{1, 0, 0, 1}), 0, 0);
+        FS_COMPARE_VALUES(ops::logicalOr(x, y), Shape{4}, (std::vector<double>{1, 0, 1, 1}), 0, 0);
+        std::vector<double> p, q, both, either;
+        for (int i = 0; i < 100; ++i) {
+            p.push_back(i % 2);
+            q.push_back(i % 3 == 0);
+            both.push_back(i % 2 && i % 3 == 0);
+            either.push_back(i % 2 || i % 3 == 0);
+        }
+        const Tensor bp = fromVector(p, {100}, DType::Bool), bq = fromVector(q, {100}, DType::Bool);
+        FS_COMPARE_VALUES(ops::logicalAnd(bp, bq), Shape{100}, both, 0, 0);
+        FS_COMPARE_VALUES(ops::logicalOr(bp, bq), Shape{100}, either, 0, 0);
     }
 
     void binary_data()

@@ -425,9 +425,9 @@ void registerComparisons(OpRegistry &r)
     addBinary<BinRule::Compare>(r, {"aten.ge(Tensor self, Tensor other) -> Tensor", "ge"},
               [](auto x, auto y) { return x >= y; });
     addBinary<BinRule::Logical>(r, {"aten.logical_and(Tensor self, Tensor other) -> Tensor", "logical_and"},
-              [](auto x, auto y) { return x != decltype(x)(0) && y != decltype(y)(0); });
+              [](auto x, auto y) { return sm::logical_and(x, y); });
     addBinary<BinRule::Logical>(r, {"aten.logical_or(Tensor self, Tensor other) -> Tensor", "logical_or"},
-              [](auto x, auto y) { return x != decltype(x)(0) || y != decltype(y)(0); });
+              [](auto x, auto y) { return sm::logical_or(x, y); });
 }
 
 // --- ternary, casts, copies ------------------------------------------------------
