@@ -316,6 +316,9 @@ void copyPieces(char *base, int64_t rowBytes, int64_t outer, const std::vector<C
         int64_t bytes;
     };
     std::vector<Piece> pieces;
+    int64_t total = 0;
+    for (const CatBlock &b : blocks)
+        total += b.bytes * outer;
     for (int64_t o = 0; o < outer; ++o) {
         for (const CatBlock &b : blocks) {
             for (int64_t at = 0; at < b.bytes; at += kPieceBytes)
@@ -323,7 +326,9 @@ void copyPieces(char *base, int64_t rowBytes, int64_t outer, const std::vector<C
                                   std::min(kPieceBytes, b.bytes - at)});
         }
     }
-    parallelFor(0, static_cast<int64_t>(pieces.size()), 1, [&](int64_t begin, int64_t end) {
+    // Small cats stay on the calling thread, as they did: waking the pool costs more than their copy.
+    const int64_t grain = total < kPieceBytes ? static_cast<int64_t>(pieces.size()) : 1;
+    parallelFor(0, static_cast<int64_t>(pieces.size()), grain, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i)
             std::memcpy(pieces[static_cast<size_t>(i)].dst, pieces[static_cast<size_t>(i)].src,
                         static_cast<size_t>(pieces[static_cast<size_t>(i)].bytes));
