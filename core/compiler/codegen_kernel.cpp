@@ -403,7 +403,7 @@ private:
         }
     }
 
-    int64_t blocks(int64_t size, int64_t width) const
+    static int64_t blocks(int64_t size, int64_t width)
     {
         return (size + width - 1) / width;
     }
@@ -878,7 +878,7 @@ private:
     static void emitBlock(std::ostringstream &out, const std::string &first, const std::string &count, int64_t size,
                           int64_t width)
     {
-        const int64_t n = (size + width - 1) / width;
+        const int64_t n = blocks(size, width);
         out << "        const int64_t " << first << " = rest % " << n << " * " << width << "; rest /= " << n << ";\n";
         if (size % width == 0)
             out << "        constexpr int64_t " << count << " = " << width << ";\n";
