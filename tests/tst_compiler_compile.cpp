@@ -1098,48 +1098,62 @@ private slots:
     }
 
     // A kernel that walks each row more than once prefetches the row after
-    // next (rows of 512 B to 16 KiB that follow each other); a one-pass
-    // pointwise kernel, rows too short, or rows that are not contiguous do
-    // not. Results match eager mode either way (the last row's prefetch must
-    // not be needed for correctness).
-    void multiPassRowsPrefetchTheRowAfterNext_data()
+    // next (rows of 512 B to 16 KiB that follow each other): a block at a
+    // time inside its costliest laned loop, outputs for writing, or its
+    // inputs all at the row's start where the row does not split into lanes.
+    // A one-loop kernel prefetches in blocks when it computes a flop a byte or
+    // more. Rows too short, rows that are not contiguous, a flat pointwise
+    // loop and a light one do not. Results match eager mode either way (the
+    // last row's prefetch must not be needed for correctness).
+    void rowsPrefetchTheRowAfterNext_data()
     {
         QTest::addColumn<int64_t>("rows");
         QTest::addColumn<int64_t>("width");
-        QTest::addColumn<bool>("transposed");
-        QTest::addColumn<bool>("pointwise");
-        QTest::addColumn<QString>("prefetch");
-        QTest::newRow("softmax 37 x 512") << int64_t(37) << int64_t(512) << false << false
-                                          << QString("__builtin_prefetch(p0 + b0 + 1024 + q, 0, 3)");
-        QTest::newRow("softmax rows of 64 B") << int64_t(300) << int64_t(16) << false << false << QString();
-        QTest::newRow("softmax 8 KiB rows") << int64_t(5) << int64_t(2048) << false << false
-                                            << QString("__builtin_prefetch(p0 + b0 + 4096 + q, 0, 3)");
-        QTest::newRow("softmax over a transpose") << int64_t(512) << int64_t(256) << true << false << QString();
-        QTest::newRow("pointwise") << int64_t(64) << int64_t(512) << false << true << QString();
+        QTest::addColumn<QString>("kind");
+        QTest::addColumn<QStringList>("prefetches");
+        QTest::newRow("softmax 37 x 512") << int64_t(37) << int64_t(512) << QString("softmax")
+                                          << QStringList{"__builtin_prefetch(p0 + b0 + 1024 + r0b + q, 0, 3)",
+                                                          "__builtin_prefetch(p1 + b1 + 1024 + r0b + q, 1, 3)"};
+        QTest::newRow("softmax rows of 64 B") << int64_t(300) << int64_t(16) << QString("softmax") << QStringList{};
+        QTest::newRow("softmax 8 KiB rows") << int64_t(5) << int64_t(2048) << QString("softmax")
+                                            << QStringList{"__builtin_prefetch(p0 + b0 + 4096 + r0b + q, 0, 3)"};
+        QTest::newRow("softmax rows without lanes") << int64_t(9) << int64_t(200) << QString("softmax")
+                                                    << QStringList{"__builtin_prefetch(p0 + b0 + 400 + q, 0, 3)"};
+        QTest::newRow("softmax over a transpose")
+            << int64_t(512) << int64_t(256) << QString("transposed softmax") << QStringList{};
+        QTest::newRow("flat pointwise") << int64_t(64) << int64_t(512) << QString("flat") << QStringList{};
+        QTest::newRow("heavy pointwise") << int64_t(21) << int64_t(256) << QString("heavy")
+                                         << QStringList{"__builtin_prefetch(p0 + b0 + 512 + r0b + q, 0, 3)",
+                                                         "__builtin_prefetch(p2 + b2 + 512 + r0b + q, 1, 3)"};
+        QTest::newRow("light pointwise") << int64_t(21) << int64_t(256) << QString("light") << QStringList{};
     }
 
-    void multiPassRowsPrefetchTheRowAfterNext()
+    void rowsPrefetchTheRowAfterNext()
     {
         QFETCH(int64_t, rows);
         QFETCH(int64_t, width);
-        QFETCH(bool, transposed);
-        QFETCH(bool, pointwise);
-        QFETCH(QString, prefetch);
+        QFETCH(QString, kind);
+        QFETCH(QStringList, prefetches);
         Generator gen(12);
-        const Tensor x = randn({rows, width}, gen);
-        auto f = [transposed, pointwise](const TensorList &in) {
-            const Tensor t = transposed ? ops::transpose(in[0], 0, 1) : in[0];
-            return TensorList{pointwise ? ops::sigmoid(ops::add(t, 1.0)) : ops::softmax(t, -1)};
+        const Tensor x = randn({rows, width}, gen), w = randn({width}, gen);
+        auto f = [kind](const TensorList &in) {
+            if (kind == "flat")
+                return TensorList{ops::sigmoid(ops::add(in[0], 1.0))};
+            if (kind == "heavy") // 12 flops for 8 bytes an element
+                return TensorList{ops::mul(ops::sigmoid(ops::mul(in[0], in[1])), in[0])};
+            if (kind == "light")
+                return TensorList{ops::add(ops::mul(in[0], in[1]), in[0])};
+            return TensorList{ops::softmax(kind == "softmax" ? in[0] : ops::transpose(in[0], 0, 1), -1)};
         };
         CompiledFunction fn = compile(f);
-        const TensorList out = fn({x});
+        const TensorList out = fn({x, w});
         const std::string code = fn.stages()[5].code;
-        if (prefetch.isEmpty())
+        if (prefetches.isEmpty())
             QVERIFY2(code.find("__builtin_prefetch") == std::string::npos, code.c_str());
-        else
-            QVERIFY2(code.find(prefetch.toStdString()) != std::string::npos, code.c_str());
+        for (const QString &p : prefetches)
+            QVERIFY2(code.find(p.toStdString()) != std::string::npos, code.c_str());
         std::string why;
-        QVERIFY2(matches(out[0], f({x})[0], why), why.c_str());
+        QVERIFY2(matches(out[0], f({x, w})[0], why), why.c_str());
     }
 
     // A kernel of several loops over each row holds its last loop's output

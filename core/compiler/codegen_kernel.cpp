@@ -116,6 +116,7 @@ public:
         planSplit();
         planLoops();
         planHeldRows();
+        planRowPrefetches();
         return function();
     }
 
@@ -796,19 +797,7 @@ private:
         if (m_flat || m_columns || m_loops < 2 || m_inner.size() != 1 || !reductionLanes()
             || innerCount() > kCascadeChunk)
             return; // (the drain sits in the block loop, which a cascade's chunk loop would move)
-        double costliest = 0;
-        for (int k = 0; k + 1 < m_loops; ++k) {
-            double cost = 0;
-            bool laned = false;
-            for (const Node *n : m_loopNodes.at(k)) {
-                cost += OpRegistry::instance().get(n->target).flopsPerElement;
-                laned = laned || isReductionNode(n);
-            }
-            if (laned && cost > costliest) {
-                costliest = cost;
-                m_drainLoop = k;
-            }
-        }
+        m_drainLoop = costliestLanedLoop(m_loops - 1);
         if (m_drainLoop < 0)
             return;
         for (const Node *n : computeNodes()) {
@@ -920,27 +909,132 @@ private:
     // arithmetic take turns. Prefetching the row after next during the work
     // lets them overlap: softmax_ln's generated body on two threads, 8192 rows
     // of 2 KiB, ran 15-20 % faster in a harness (0.36-0.39 against 0.45-0.47 ns
-    // an element). Only inputs whose consecutive rows follow each other, up to
-    // 16 KiB a row (two rows ahead stay within L1).
-    void emitRowPrefetches(std::ostringstream &out) const
+    // an element). Only rows that follow each other, 512 B to 16 KiB (two rows
+    // ahead stay within L1). Outputs, fetched for writing, only where the
+    // prefetches go a block at a time; not the streamed ones, which skip the
+    // cache.
+    std::vector<int> prefetchedAccesses(bool withOutputs) const
     {
         constexpr int64_t kMinRowBytes = 512, kMaxRowBytes = 16 << 10;
-        if (m_loops < 2 || m_outer.empty() || m_columns)
-            return;
+        std::vector<int> found;
+        if (m_outer.empty() || m_columns)
+            return found;
         for (size_t a = 0; a < m_accesses.size(); ++a) {
             const Access &ac = m_accesses[a];
             const int64_t rowBytes = innerCount() * static_cast<int64_t>(itemSize(ac.dtype));
             const bool input = ac.operand < static_cast<int>(m_k.inputs.size());
-            if (!input || rowBytes < kMinRowBytes || rowBytes > kMaxRowBytes || !denseInner(static_cast<int>(a))
-                || strideOf(ac, m_outer.back()) != innerCount())
-                continue;
-            const std::string p = "p" + std::to_string(a) + " + b" + std::to_string(a) + " + "
-                + std::to_string(2 * innerCount());
+            if ((input || (withOutputs && storedAccess(static_cast<int>(a)))) && rowBytes >= kMinRowBytes
+                && rowBytes <= kMaxRowBytes && denseInner(static_cast<int>(a))
+                && strideOf(ac, m_outer.back()) == innerCount())
+                found.push_back(static_cast<int>(a));
+        }
+        return found;
+    }
+
+    // Written through the cache: some node stores to it and none streams.
+    bool storedAccess(int a) const
+    {
+        bool stored = false;
+        for (const auto &[n, access] : m_storeOf) {
+            if (access == a && streams(n))
+                return false;
+            stored = stored || access == a;
+        }
+        return stored;
+    }
+
+    // Where the prefetches go: a block at a time inside the costliest laned
+    // loop of a one-dim row, so they trickle out between the arithmetic. All
+    // of a row's prefetches at its start filled the line fill buffers, and
+    // the loop behind them waited: softmax_ln's body on two threads, 8192
+    // rows of 2 KiB, ran 7-9 % faster with them spread (0.63-0.66 against
+    // 0.68-0.70 ms, harness, alternated), and 4 % faster again with its
+    // output fetched for writing too.
+    // A one-loop kernel runs its row in blocks for them when it computes a
+    // flop a byte or more: the `pointwise` workload's body (3.4) ran 7-8 %
+    // faster on two threads, one of sigmoid(x w + b) + x (1.6) 5-7 %, while
+    // x w + b + x (0.4), waiting on memory either way, ran 3 % slower.
+    void planRowPrefetches()
+    {
+        constexpr double kMinFlopsPerByte = 1;
+        if (m_flat || m_parts || m_tileDim >= 0 || m_inner.size() != 1 || !reductionLanes()
+            || innerCount() > kCascadeChunk || prefetchedAccesses(true).empty())
+            return; // (a cascade's chunk loop would sit between the block loop and the row)
+        if (m_loops > 1) {
+            m_prefetchLoop = costliestLanedLoop(m_loops);
+            return;
+        }
+        if (rowFlopsPerByte() >= kMinFlopsPerByte)
+            m_prefetchLoop = 0;
+    }
+
+    // Flops of the row loop's nodes against the bytes of the row-long
+    // accesses, an element each: a GEMM's epilogue counts its own work, not
+    // the GEMM's, and a broadcast weight row costs nothing.
+    double rowFlopsPerByte() const
+    {
+        double flops = 0, bytes = 0;
+        for (const Node *n : m_loopNodes.at(0))
+            flops += OpRegistry::instance().get(n->target).flopsPerElement;
+        for (const Access &ac : m_accesses) {
+            if (strideOf(ac, m_outer.back()) != 0)
+                bytes += static_cast<double>(itemSize(ac.dtype));
+        }
+        return bytes > 0 ? flops / bytes : 0;
+    }
+
+    // Of loops 0 .. below - 1, the one with a reduction (so its row runs in
+    // blocks) and the most flops an element; -1 if none has a reduction.
+    int costliestLanedLoop(int below) const
+    {
+        int found = -1;
+        double costliest = 0;
+        for (int k = 0; k < below; ++k) {
+            double cost = 0;
+            bool laned = false;
+            for (const Node *n : m_loopNodes.at(k)) {
+                cost += OpRegistry::instance().get(n->target).flopsPerElement;
+                laned = laned || isReductionNode(n);
+            }
+            if (laned && cost > costliest) {
+                costliest = cost;
+                found = k;
+            }
+        }
+        return found;
+    }
+
+    // The whole row after next at the row's start, where no loop takes the
+    // prefetches a block at a time.
+    void emitRowPrefetches(std::ostringstream &out) const
+    {
+        if (m_prefetchLoop >= 0 || m_loops < 2)
+            return;
+        for (int a : prefetchedAccesses(false)) {
+            const Access &ac = m_accesses[static_cast<size_t>(a)];
             out << "        if (o + 2 < end)\n";
             out << "            for (int64_t q = 0; q < " << innerCount() << "; q += " << 64 / itemSize(ac.dtype)
                 << ")\n";
-            out << "                __builtin_prefetch(" << p << " + q, 0, 3);\n";
+            out << "                __builtin_prefetch(" << rowAfterNext(a) << " + q, 0, 3);\n";
         }
+    }
+
+    // The lines of the row after next that the block at r0b will take.
+    void emitBlockPrefetches(std::ostringstream &out, const std::string &indent, int lanes) const
+    {
+        for (int a : prefetchedAccesses(true)) {
+            const Access &ac = m_accesses[static_cast<size_t>(a)];
+            const bool write = ac.operand >= static_cast<int>(m_k.inputs.size()); // an output the kernel stores
+            out << indent << "if (o + 2 < end)\n";
+            out << indent << "    for (int64_t q = 0; q < " << lanes << "; q += " << 64 / itemSize(ac.dtype) << ")\n";
+            out << indent << "        __builtin_prefetch(" << rowAfterNext(a) << " + r0b + q, " << (write ? 1 : 0)
+                << ", 3);\n";
+        }
+    }
+
+    std::string rowAfterNext(int a) const
+    {
+        return "p" + std::to_string(a) + " + b" + std::to_string(a) + " + " + std::to_string(2 * innerCount());
     }
 
     void emitReducedNodes(std::ostringstream &out, int ready, bool withStores = true) const
@@ -1118,7 +1212,10 @@ private:
             if (isReductionNode(n))
                 reductions.push_back(n);
         }
-        const int lanes = reductions.empty() ? 0 : m_columns ? static_cast<int>(m_columns) : reductionLanes();
+        // (a loop without reductions runs in blocks only for the prefetches)
+        const int lanes = reductions.empty() ? (k == m_prefetchLoop ? reductionLanes() : 0)
+            : m_columns                      ? static_cast<int>(m_columns)
+                                             : reductionLanes();
         std::vector<const Node *> cascading;
         std::string clauses;
         for (const Node *r : reductions) {
@@ -1251,6 +1348,8 @@ private:
             out << indent << "}\n";
             if (open == 2 && lanes && k == m_drainLoop) // the inner loop closed, the block loop still open
                 emitHeldDrain(out, indent, lanes);
+            if (open == 2 && lanes && k == m_prefetchLoop)
+                emitBlockPrefetches(out, indent, lanes);
             if (open == rowLoop && !cascading.empty())
                 emitCascadeStep(out, indent, cascading, k, lanes, rowLength);
         }
@@ -1481,6 +1580,7 @@ private:
     std::map<const Node *, int> m_cachedIn; // node -> the loop that stores it in its row array
     std::vector<const Node *> m_held;       // outputs of the last loop stored a row late (planHeldRows)
     int m_drainLoop = -1;                   // the loop that stores them
+    int m_prefetchLoop = -1; // the loop that prefetches a block at a time
     std::vector<LoopDim> m_outer, m_inner;
     bool m_flat = false;
     int64_t m_columns = 0; // column mode (planColumns): outputs in a block, 0 for rows
