@@ -507,6 +507,47 @@ private slots:
         QVERIFY(logged(fn, "reduces in column mode"));
     }
 
+    // Column mode stores an output that is contiguous along the reduced last
+    // dim (softmax(x.T, -1)) through a buffer, runs of 16 along that dim at
+    // a time: f32 runs of 16 rows at a time transposed, the rest element by
+    // element. The shapes leave a partial run, a partial block of rows and
+    // rows past the last 16; one case is f64, one stores two outputs.
+    void columnStoresAlongTheReducedDim_data()
+    {
+        QTest::addColumn<Shape>("shape");
+        QTest::addColumn<DType>("dtype");
+        QTest::addColumn<bool>("transposes");
+        QTest::addColumn<RowFn>("f");
+        const RowFn softmax = [](const Tensor &x) { return TensorList{ops::softmax(x.transpose(0, 1), -1)}; };
+        QTest::newRow("runs of 16, 200 rows") << Shape{64, 200} << DType::F32 << true << softmax;
+        QTest::newRow("a partial run, 300 rows") << Shape{40, 300} << DType::F32 << false << softmax;
+        QTest::newRow("f64") << Shape{48, 33} << DType::F64 << false << softmax;
+        QTest::newRow("two outputs") << Shape{32, 70} << DType::F32 << true << RowFn([](const Tensor &x) {
+            const Tensor t = x.transpose(0, 1), c = ops::sub(t, ops::mean(t, {1}, true));
+            return TensorList{c, ops::mul(c, c)};
+        });
+    }
+    void columnStoresAlongTheReducedDim()
+    {
+        QFETCH(Shape, shape);
+        QFETCH(DType, dtype);
+        QFETCH(bool, transposes);
+        QFETCH(RowFn, f);
+        Generator gen(13);
+        const Tensor x = randn(shape, gen, dtype);
+        CompiledFunction fn = compile([&](const TensorList &in) { return f(in[0]); });
+        const TensorList got = fn({x}), want = f(x);
+        QCOMPARE(got.size(), want.size());
+        for (size_t i = 0; i < got.size(); ++i) {
+            std::string why;
+            QVERIFY2(matches(got[i], want[i], why), why.c_str());
+        }
+        QVERIFY(logged(fn, "reduces in column mode"));
+        const std::string code = fn.stages()[5].code;
+        QVERIFY2(code.find("r0c += 16") != std::string::npos, code.c_str());
+        QCOMPARE(code.find("fusescope_transpose16(g") != std::string::npos, transposes);
+    }
+
     // A pointwise kernel whose input lies across the rows it writes (x.T + y)
     // runs in tiles, through a buffer per such input. The shapes leave partial
     // tiles at both edges; one input is broadcast, one is f64.

@@ -71,6 +71,46 @@ static inline void fusescope_stream_fence()
 #endif
 }
 
+// dst[j * ds + r] = src[r * ss + j] for r, j < 16: the staged stores of
+// column mode (codegen_kernel.cpp), a row of 16 a cache line. With AVX-512,
+// four rounds of 16 shuffles: pairs of rows, then of pairs, then 128-bit
+// lanes twice; GCC kept the strided loop scalar.
+static inline void fusescope_transpose16(const float *src, int64_t ss, float *dst, int64_t ds)
+{
+#if defined(__AVX512F__)
+    __m512 r[16], t[16];
+    for (int i = 0; i < 16; ++i)
+        r[i] = _mm512_loadu_ps(src + i * ss);
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    // u[4m + c] holds, in 128-bit lane L, column 4L + c of rows 4m .. 4m + 3.
+    for (int m = 0; m < 16; m += 4) {
+        const __m512d a = _mm512_castps_pd(t[m]), b = _mm512_castps_pd(t[m + 1]);
+        const __m512d c = _mm512_castps_pd(t[m + 2]), d = _mm512_castps_pd(t[m + 3]);
+        r[m] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+        r[m + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+        r[m + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+        r[m + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+    }
+    for (int c = 0; c < 4; ++c) {
+        const __m512 lo01 = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x44);
+        const __m512 hi01 = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xEE);
+        const __m512 lo23 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x44);
+        const __m512 hi23 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xEE);
+        _mm512_storeu_ps(dst + c * ds, _mm512_shuffle_f32x4(lo01, lo23, 0x88));
+        _mm512_storeu_ps(dst + (4 + c) * ds, _mm512_shuffle_f32x4(lo01, lo23, 0xDD));
+        _mm512_storeu_ps(dst + (8 + c) * ds, _mm512_shuffle_f32x4(hi01, hi23, 0x88));
+        _mm512_storeu_ps(dst + (12 + c) * ds, _mm512_shuffle_f32x4(hi01, hi23, 0xDD));
+    }
+#else
+    for (int j = 0; j < 16; ++j)
+        for (int r = 0; r < 16; ++r)
+            dst[j * ds + r] = src[r * ss + j];
+#endif
+}
+
 // Sums over more than a chunk of values join their chunks pairwise, as the
 // eager reductions join their blocks: a chunk's lane sums go into a binary
 // counter of partial sums (levels[i] holds 2^i chunks), so a long f32 sum
