@@ -9,8 +9,9 @@
 //   in a fused loop (a rotation x cos t + y sin t, as rotary embeddings
 //   computed on the fly have), on [4096, 1024] f32;
 // - reductions with few outputs (split into parts) and over leading dims
-//   (column mode), and pointwise ops on inputs that lie across their rows
-//   (tiles), compiled against eager.
+//   (column mode), pointwise ops on inputs that lie across their rows
+//   (tiles), and a softmax whose output lies across column mode's lanes
+//   (staged stores), compiled against eager.
 #include "benchutil.h"
 
 #include "core/compiler/compile.h"
@@ -188,6 +189,8 @@ void transposedInputs()
     const Tensor x = randn({4096, 4096}, gen), y = randn({4096, 4096}, gen), nhwc = randn({32, 64, 64, 128}, gen);
     eagerAgainstCompiled("x.T + y [4096,4096]",
                          [](const TensorList &t) { return TensorList{ops::add(t[0].transpose(0, 1), t[1])}; }, {x, y});
+    eagerAgainstCompiled("softmax(x.T, -1) [4096,4096]",
+                         [](const TensorList &t) { return TensorList{ops::softmax(t[0].transpose(0, 1), -1)}; }, {x});
     eagerAgainstCompiled("gelu(NHWC as NCHW) [32M]",
                          [](const TensorList &t) {
                              return TensorList{ops::gelu(ops::permute(t[0], {0, 3, 1, 2}))};
