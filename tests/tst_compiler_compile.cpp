@@ -548,6 +548,24 @@ private slots:
         QCOMPARE(code.find("fusescope_transpose16(g") != std::string::npos, transposes);
     }
 
+    // A kernel codegen leaves to the eager kernels (f16 arithmetic) runs each
+    // op's kernel straight into its planned buffer. A number the graph keeps
+    // as an argument (x * 2.0) must reach the kernel as the 0-d tensor callOp
+    // makes of it: it threw std::bad_variant_access.
+    void eagerKernelsInCompiledCodeBindNumbers()
+    {
+        Generator gen(14);
+        const Tensor x = randn({4, 8}, gen);
+        auto f = [](const TensorList &in) {
+            return TensorList{ops::add(ops::mul(ops::cast(in[0], DType::F16), 2.0), 1.0)};
+        };
+        CompiledFunction fn = compile(f);
+        const TensorList got = fn({x}), want = f({x});
+        QCOMPARE(got[0].dtype(), DType::F16);
+        std::string why;
+        QVERIFY2(matches(got[0], want[0], why), why.c_str());
+    }
+
     // A pointwise kernel whose input lies across the rows it writes (x.T + y)
     // runs in tiles, through a buffer per such input. The shapes leave partial
     // tiles at both edges; one input is broadcast, one is f64.

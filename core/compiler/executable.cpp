@@ -174,7 +174,8 @@ void Executable::runAnchor(const Kernel &k, State &state) const
 {
     const OpDef &op = OpRegistry::instance().get(k.anchor->target);
     TensorList outs = state.values.at(k.anchor);
-    const Args args = state.argsOf(*k.anchor, {});
+    Args args = state.argsOf(*k.anchor, {});
+    bindArgs(op, args); // the graph keeps numbers the kernel wants as tensors
     const ObservedOpScope scope(op, args, outs); // an op event, as eager mode reports it
     op.cpu(args, outs);
 }
@@ -215,7 +216,8 @@ void Executable::interpret(const Kernel &k, State &state) const
             && std::all_of(planned->second.begin(), planned->second.end(), [](const Tensor &t) { return t.defined(); });
         if ((n == k.anchor || k.kind == KernelKind::Extern) && allPlanned && op.cpu) {
             TensorList outs = planned->second;
-            const Args args = argsOf(n);
+            Args args = argsOf(n);
+            bindArgs(op, args); // mul(x, 2.0): the graph keeps the number, the kernel wants a tensor
             const ObservedOpScope scope(op, args, outs); // an op event, as eager mode reports it
             op.cpu(args, outs); // straight into the planned buffer
             continue;

@@ -197,21 +197,6 @@ void checkArg(const OpDef &op, const SchemaArg &arg, Value &v)
     }
 }
 
-void bindArgs(const OpDef &op, Args &args)
-{
-    const auto &schema = op.schema.args;
-    if (args.size() > schema.size())
-        throw Error(op.name() + ": takes at most " + std::to_string(schema.size()) + " arguments, got "
-                    + std::to_string(args.size()));
-    for (size_t i = args.size(); i < schema.size(); ++i) {
-        if (!schema[i].hasDefault)
-            throw Error(op.name() + ": missing argument '" + schema[i].name + "'");
-        args.push_back(schema[i].defaultValue);
-    }
-    for (size_t i = 0; i < schema.size(); ++i)
-        checkArg(op, schema[i], args[i]);
-}
-
 bool anyMeta(const Args &args)
 {
     for (const Value &v : args) {
@@ -285,6 +270,21 @@ struct DepthGuard {
 };
 
 } // namespace
+
+void bindArgs(const OpDef &op, Args &args)
+{
+    const auto &schema = op.schema.args;
+    if (args.size() > schema.size())
+        throw Error(op.name() + ": takes at most " + std::to_string(schema.size()) + " arguments, got "
+                    + std::to_string(args.size()));
+    for (size_t i = args.size(); i < schema.size(); ++i) {
+        if (!schema[i].hasDefault)
+            throw Error(op.name() + ": missing argument '" + schema[i].name + "'");
+        args.push_back(schema[i].defaultValue);
+    }
+    for (size_t i = 0; i < schema.size(); ++i)
+        checkArg(op, schema[i], args[i]);
+}
 
 [[noreturn]] static void refuseMeta(const OpDef &op)
 {

@@ -117,6 +117,11 @@ public:
 // Installs a tracer for the current thread; returns the previous one.
 DispatchTracer *setDispatchTracer(DispatchTracer *tracer);
 
+// Binds args to the op's schema: fills in defaults, checks types, and makes a
+// number passed for a tensor a 0-d tensor. callOp does it; so must whoever
+// runs an op's kernel directly (the compiled runtime).
+void bindArgs(const OpDef &op, Args &args);
+
 // Calls an op: binds args to the schema (defaults, type checks), runs the
 // shape rule, and then the kernel, the view or the decomposition. Meta
 // inputs give meta outputs without running anything.
