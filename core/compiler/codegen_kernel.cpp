@@ -973,14 +973,21 @@ private:
     // the GEMM's, and a broadcast weight row costs nothing.
     double rowFlopsPerByte() const
     {
-        double flops = 0, bytes = 0;
-        for (const Node *n : m_loopNodes.at(0))
-            flops += OpRegistry::instance().get(n->target).flopsPerElement;
+        double bytes = 0;
         for (const Access &ac : m_accesses) {
             if (strideOf(ac, m_outer.back()) != 0)
                 bytes += static_cast<double>(itemSize(ac.dtype));
         }
-        return bytes > 0 ? flops / bytes : 0;
+        return bytes > 0 ? loopFlops(0) / bytes : 0;
+    }
+
+    // Flops an element of loop k's nodes.
+    double loopFlops(int k) const
+    {
+        double flops = 0;
+        for (const Node *n : m_loopNodes.at(k))
+            flops += OpRegistry::instance().get(n->target).flopsPerElement;
+        return flops;
     }
 
     // Of loops 0 .. below - 1, the one with a reduction (so its row runs in
@@ -990,14 +997,11 @@ private:
         int found = -1;
         double costliest = 0;
         for (int k = 0; k < below; ++k) {
-            double cost = 0;
-            bool laned = false;
-            for (const Node *n : m_loopNodes.at(k)) {
-                cost += OpRegistry::instance().get(n->target).flopsPerElement;
-                laned = laned || isReductionNode(n);
-            }
-            if (laned && cost > costliest) {
-                costliest = cost;
+            const std::vector<const Node *> &nodes = m_loopNodes.at(k);
+            const bool laned
+                = std::any_of(nodes.begin(), nodes.end(), [&](const Node *n) { return isReductionNode(n); });
+            if (laned && loopFlops(k) > costliest) {
+                costliest = loopFlops(k);
                 found = k;
             }
         }
@@ -1207,29 +1211,29 @@ private:
     // Column mode stores an output whose elements lie along the reduced last
     // dim (softmax(x.T, -1)) a row apart from lane to lane, and GCC scattered
     // them: softmax(x.T, -1) over [4096, 4096] f32 took 36 ms, eager mode 16.
-    // Such stores go to a buffer a run of kStageRun elements of the last dim
+    // Such stores go to a buffer a run of kBufferRun elements of the last dim
     // at a time, and from it to memory a row at a time, each row's run a
     // whole cache line (14-17 ms).
-    static constexpr int64_t kStageRun = 16;
+    static constexpr int64_t kBufferRun = 16;
 
-    std::vector<const Node *> stagedStores(int k) const
+    std::vector<const Node *> bufferedStores(int k) const
     {
-        std::vector<const Node *> staged;
+        std::vector<const Node *> buffered;
         if (!m_columns || m_parts || m_inner.empty())
-            return staged;
+            return buffered;
         for (const Node *n : m_loopNodes.at(k)) {
             if (isReductionNode(n))
-                return {}; // (the chunk loop would sit between the rows and their lanes' pushes)
+                return {}; // (the run loop would sit between the rows and their lanes' pushes)
             if (!m_storeOf.count(n) || storeLoop(n) != k || !isFull(n))
                 continue;
             const Access &a = m_accesses[static_cast<size_t>(m_storeOf.at(n))];
             if (strideOf(a, m_outer.back()) != 1 && strideOf(a, m_inner.back()) == 1)
-                staged.push_back(n);
+                buffered.push_back(n);
         }
-        return staged;
+        return buffered;
     }
 
-    std::string stagedIndex() const
+    std::string bufferIndex() const
     {
         const std::string r = "r" + std::to_string(m_inner.size() - 1);
         return "(" + r + " - " + r + "c) * " + std::to_string(m_columns) + " + j";
@@ -1237,15 +1241,15 @@ private:
 
     // Rows of f32 runs of 16 go 16 at a time through fusescope_transpose16
     // (the prelude); the rest element by element.
-    void emitStagedCopies(std::ostringstream &out, const std::string &indent,
-                          const std::vector<const Node *> &staged) const
+    void emitBufferCopies(std::ostringstream &out, const std::string &indent,
+                          const std::vector<const Node *> &buffered) const
     {
         const std::string r = "r" + std::to_string(m_inner.size() - 1);
-        for (const Node *n : staged) {
+        for (const Node *n : buffered) {
             const int a = m_storeOf.at(n);
             const std::string to = "p" + std::to_string(a) + "[" + index(a, true) + "]";
             out << indent << "{\n" << indent << "    int64_t j = 0;\n";
-            if (n->meta().dtype == DType::F32 && kStageRun == 16 && m_inner.back().size % 16 == 0) {
+            if (n->meta().dtype == DType::F32 && kBufferRun == 16 && m_inner.back().size % 16 == 0) {
                 out << indent << "    for (const int64_t " << r << " = " << r
                     << "c; j + 16 <= jn; j += 16) // rows j .. j + 15\n";
                 out << indent << "        fusescope_transpose16(g" << n->id << " + j, " << m_columns << ", &" << to
@@ -1255,7 +1259,7 @@ private:
             out << indent << "        #pragma omp simd\n";
             out << indent << "        for (int64_t " << r << " = " << r << "c; " << r << " < " << r << "e; ++" << r
                 << ")\n";
-            out << indent << "            " << to << " = g" << n->id << "[" << stagedIndex() << "];\n";
+            out << indent << "            " << to << " = g" << n->id << "[" << bufferIndex() << "];\n";
             out << indent << "    }\n" << indent << "}\n";
         }
     }
@@ -1321,23 +1325,23 @@ private:
         };
         if (m_inner.empty()) // every inner dim has size 1: a scope still keeps each loop's names apart
             openLoop("");
-        const std::vector<const Node *> staged = stagedStores(k);
-        int stageLoop = 0; // the chunk loop of the staged stores
+        const std::vector<const Node *> buffered = bufferedStores(k);
+        int runLoop = 0; // the loop over runs of the buffered stores
         if (m_columns) {
             for (size_t i = 0; i < m_inner.size(); ++i) {
                 const std::string r = "r" + std::to_string(i), size = std::to_string(m_inner[i].size);
                 const bool part = i == 0 && m_parts;
-                if (i + 1 == m_inner.size() && !staged.empty()) {
+                if (i + 1 == m_inner.size() && !buffered.empty()) {
                     openLoop("for (int64_t " + r + "c = 0; " + r + "c < " + size + "; " + r
-                             + "c += " + std::to_string(kStageRun) + ")");
-                    stageLoop = open;
-                    for (const Node *n : staged)
+                             + "c += " + std::to_string(kBufferRun) + ")");
+                    runLoop = open;
+                    for (const Node *n : buffered)
                         out << indent << "alignas(64) " << storageType(n->meta().dtype) << " g" << n->id << "["
-                            << kStageRun * m_columns << "];\n";
-                    if (m_inner[i].size % kStageRun == 0) // every run whole
-                        out << indent << "const int64_t " << r << "e = " << r << "c + " << kStageRun << ";\n";
+                            << kBufferRun * m_columns << "];\n";
+                    if (m_inner[i].size % kBufferRun == 0) // every run whole
+                        out << indent << "const int64_t " << r << "e = " << r << "c + " << kBufferRun << ";\n";
                     else
-                        out << indent << "const int64_t " << r << "e = std::min<int64_t>(" << r << "c + " << kStageRun
+                        out << indent << "const int64_t " << r << "e = std::min<int64_t>(" << r << "c + " << kBufferRun
                             << ", " << size << ");\n";
                     openLoop("for (int64_t " + r + " = " + r + "c; " + r + " < " + r + "e; ++" + r + ")");
                     continue;
@@ -1411,8 +1415,8 @@ private:
             const int a = m_storeOf.at(n);
             if (streams(n))
                 out << indent << "s" << n->id << "[" << flat << "] = " << var(n) << ";\n";
-            else if (std::find(staged.begin(), staged.end(), n) != staged.end())
-                out << indent << "g" << n->id << "[" << stagedIndex() << "] = " << var(n) << ";\n";
+            else if (std::find(buffered.begin(), buffered.end(), n) != buffered.end())
+                out << indent << "g" << n->id << "[" << bufferIndex() << "] = " << var(n) << ";\n";
             else if (held(n))
                 out << indent << "h" << n->id << "[" << flat << "] = " << var(n) << ";\n";
             else
@@ -1425,8 +1429,8 @@ private:
                 emitHeldDrain(out, indent, lanes);
             if (open == 2 && lanes && k == m_prefetchLoop)
                 emitBlockPrefetches(out, indent, lanes);
-            if (stageLoop && open == stageLoop + 1)
-                emitStagedCopies(out, indent, staged);
+            if (runLoop && open == runLoop + 1)
+                emitBufferCopies(out, indent, buffered);
             if (open == rowLoop && !cascading.empty())
                 emitCascadeStep(out, indent, cascading, k, lanes, rowLength);
         }
