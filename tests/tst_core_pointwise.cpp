@@ -612,6 +612,16 @@ private slots:
         FS_EXPECT_ERROR(ops::div(a, zeros({4}, DType::I64), "floor"), "aten.div: integer division by zero");
         FS_EXPECT_ERROR(ops::remainder(a, 0), "aten.remainder: integer division by zero");
         FS_EXPECT_ERROR(ops::div(a, b, "ceil"), "rounding_mode must be None, 'floor' or 'trunc'");
+        // The lowest value over -1 wraps to itself, as two's complement
+        // negation does, where the division instruction traps: the process
+        // died (SIGFPE).
+        for (auto [t, lowest] : {std::pair {DType::I64, -9223372036854775808.0}, {DType::I32, -2147483648.0}}) {
+            const Tensor m = fromVector({lowest, 5}, {2}, t), minusOne = fromVector({-1, -1}, {2}, t);
+            FS_COMPARE_VALUES(ops::div(m, minusOne, "floor"), Shape{2}, (std::vector<double>{lowest, -5}), 0, 0);
+            FS_COMPARE_VALUES(ops::div(m, minusOne, "trunc"), Shape{2}, (std::vector<double>{lowest, -5}), 0, 0);
+            FS_COMPARE_VALUES(ops::remainder(m, minusOne), Shape{2}, (std::vector<double>{0, 0}), 0, 0);
+            FS_COMPARE_VALUES(ops::fmod(m, minusOne), Shape{2}, (std::vector<double>{0, 0}), 0, 0);
+        }
     }
 
     void ternary()

@@ -125,6 +125,14 @@ bool allDTypesSupported(const Node &n)
     return std::all_of(n.outputs.begin(), n.outputs.end(), [](const TensorMeta &m) { return codegenDType(m.dtype); });
 }
 
+// An integer division (div with a rounding mode, fmod, remainder): its eager
+// kernel refuses zero divisors with an error naming the op, where generated
+// code would trap.
+bool dividesIntegers(const Node &n, const OpDef &op)
+{
+    return op.checksIntDivisor && !isFloating(n.meta().dtype);
+}
+
 bool isGemmAnchor(const Node &n, const OpDef &op)
 {
     const bool f32 = n.outputs.size() == 1 && n.meta().dtype == DType::F32;
@@ -177,7 +185,7 @@ std::optional<Group> initialGroup(const Node &n)
     Group g;
     g.nodes = {self};
     const OpDef *op = OpRegistry::instance().find(n.target);
-    const bool supported = op && n.outputs.size() == 1 && allDTypesSupported(n);
+    const bool supported = op && n.outputs.size() == 1 && allDTypesSupported(n) && !dividesIntegers(n, *op);
     // Creation ops (full, arange) have a scalarFn but no operand: their value
     // depends on the index, which the loops do not expose.
     const bool pointwise = op && op->kind == OpKind::Pointwise && !op->scalarFn.empty() && !n.inputs().empty();
@@ -291,12 +299,20 @@ std::optional<std::string> validate(const Group &g)
     return std::nullopt;
 }
 
+std::string ownKernel(const Node &n)
+{
+    const OpDef *op = OpRegistry::instance().find(n.target);
+    const bool divides = op && !n.outputs.empty() && dividesIntegers(n, *op);
+    return n.target + " runs as its own kernel ("
+        + (divides ? "an integer division: its eager kernel checks for zero divisors" : "no codegen for it") + ")";
+}
+
 std::optional<std::string> kindConflict(const Group &p, const Group &q, const Node *from, const Node *to)
 {
     if (p.kind == KernelKind::Extern)
-        return from->target + " runs as its own kernel (no codegen for it)";
+        return ownKernel(*from);
     if (q.kind == KernelKind::Extern)
-        return to->target + " runs as its own kernel (no codegen for it)";
+        return ownKernel(*to);
     if (p.anchor && q.anchor)
         return "one kernel holds at most one GEMM or convolution";
     const bool reduction = p.kind == KernelKind::Reduction || q.kind == KernelKind::Reduction;

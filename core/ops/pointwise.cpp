@@ -5,6 +5,7 @@
 #include "core/ops/builtin.h"
 #include "core/ops/loops.h"
 #include "core/ops/registry.h"
+#include "core/ops/rowmath.h"
 #include "core/ops/scalarmath.h"
 
 #include <cmath>
@@ -175,14 +176,20 @@ void registerUnaryWithArgs(OpRegistry &r)
             runUnary<Rule::Float>(arg(a, 0), outs[0], [](auto x) { return sm::gelu(x); });
     };
     // The compiler's decompose stage spells gelu in primitives; the maths is
-    // sm::gelu / sm::gelu_tanh's, so compiled and eager agree.
+    // sm::gelu / sm::gelu_tanh's, so compiled and eager agree. 16-bit inputs
+    // are computed in f32 and rounded once, as the kernel does (rounded at
+    // every step, bf16 results were an ulp off).
     gelu.decompose = [](const Args &a) {
-        const Tensor &x = arg(a, 0);
+        const Tensor &in = arg(a, 0);
+        const Tensor x = rowmath::upcast(in);
+        Tensor y;
         if (a[1].toStringRef() == "tanh") {
             const Tensor cube = ops::mul(ops::mul(ops::mul(x, 0.044715), x), x);
-            return TensorList{ops::mul(x, ops::sigmoid(ops::mul(ops::add(x, cube), 1.59576912160573071176)))};
+            y = ops::mul(x, ops::sigmoid(ops::mul(ops::add(x, cube), 1.59576912160573071176)));
+        } else {
+            y = ops::mul(x, ops::normalCdf(x));
         }
-        return TensorList{ops::mul(x, ops::normalCdf(x))};
+        return TensorList{x.dtype() == in.dtype() ? y : rowmath::castBack(y, in.dtype())};
     };
     r.add("aten.gelu(Tensor self, *, str approximate='none') -> Tensor", std::move(gelu));
 
@@ -358,6 +365,7 @@ void registerDivision(OpRegistry &r)
     OpDef div;
     div.kind = OpKind::Pointwise;
     div.scalarFn = "div";
+    div.checksIntDivisor = true;
     div.scalarCall = [](const Args &a) {
         const std::string mode = a[2].isNone() ? std::string() : a[2].toStringRef();
         return ScalarCall{mode.empty() ? "div" : mode == "floor" ? "floor_divide" : "div_trunc", {}};
@@ -378,12 +386,8 @@ void registerDivision(OpRegistry &r)
             runBinary<BinRule::Promote, true>(arg(a, 0), arg(a, 1), outs[0],
                                               [](auto x, auto y) { return sm::floor_divide(x, y); });
         else
-            runBinary<BinRule::Promote, true>(arg(a, 0), arg(a, 1), outs[0], [](auto x, auto y) {
-                if constexpr (std::is_integral_v<decltype(x)>)
-                    return x / y;
-                else
-                    return std::trunc(x / y);
-            });
+            runBinary<BinRule::Promote, true>(arg(a, 0), arg(a, 1), outs[0],
+                                              [](auto x, auto y) { return sm::div_trunc(x, y); });
     };
     r.add("aten.div(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tensor", std::move(div));
 
@@ -393,6 +397,7 @@ void registerDivision(OpRegistry &r)
         OpDef def;
         def.kind = OpKind::Pointwise;
         def.scalarFn = fn;
+        def.checksIntDivisor = true;
         const std::string name = Schema::parse(schema).name;
         def.shape = [name](const Args &a) { return binaryShape(name, BinRule::Promote, true, a); };
         // A plain copy: clang 14 cannot capture a structured binding.

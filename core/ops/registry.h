@@ -68,6 +68,10 @@ struct OpDef {
     // Pointwise ops whose call depends on non-tensor arguments (alpha, a
     // rounding mode, clamp bounds); unset: scalarFn on the operands alone.
     ScalarCallFn scalarCall;
+    // Integer results come from a division whose divisor the eager kernel
+    // checks for zeros (a zero would trap): the compiler runs such nodes on
+    // that kernel rather than in generated code.
+    bool checksIntDivisor = false;
     // Reductions the compiler fuses: "sum", "prod", "max" or "min".
     std::string reduceFn;
     // The output shape depends on the input values (nonzero): no shape on meta

@@ -376,12 +376,34 @@ template <> inline float log1p(float x) { return log1pf(x); }
 template <typename T> inline T maximum(T a, T b) { return (a != a || a > b) ? a : b; }
 template <typename T> inline T minimum(T a, T b) { return (a != a || a < b) ? a : b; }
 
+// a / b and a % b of integers, b not 0 (the eager kernels check; compiled
+// code leaves integer division to them). The lowest value over -1 wraps to
+// itself, as two's complement negation does, where the division instruction
+// would trap (SIGFPE).
+template <typename T> inline T int_quotient(T a, T b)
+{
+    if constexpr (std::is_signed_v<T>) {
+        using U = std::make_unsigned_t<T>;
+        if (b == T(-1))
+            return static_cast<T>(static_cast<U>(U(0) - static_cast<U>(a)));
+    }
+    return static_cast<T>(a / b);
+}
+template <typename T> inline T int_rest(T a, T b)
+{
+    if constexpr (std::is_signed_v<T>) {
+        if (b == T(-1))
+            return T(0);
+    }
+    return static_cast<T>(a % b);
+}
+
 // Python/PyTorch semantics: floor division and remainder take the sign of the divisor.
 template <typename T> inline T floor_divide(T a, T b)
 {
     if constexpr (std::is_integral_v<T>) {
-        const T q = a / b;
-        return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+        const T q = int_quotient(a, b);
+        return (int_rest(a, b) != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
     } else {
         return std::floor(a / b);
     }
@@ -389,7 +411,7 @@ template <typename T> inline T floor_divide(T a, T b)
 template <typename T> inline T remainder(T a, T b)
 {
     if constexpr (std::is_integral_v<T>) {
-        const T r = a % b;
+        const T r = int_rest(a, b);
         return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
     } else {
         const T r = std::fmod(a, b);
@@ -399,7 +421,7 @@ template <typename T> inline T remainder(T a, T b)
 template <typename T> inline T fmod(T a, T b)
 {
     if constexpr (std::is_integral_v<T>)
-        return a % b;
+        return int_rest(a, b);
     else
         return std::fmod(a, b);
 }
@@ -442,8 +464,20 @@ template <typename T> inline T sub(T a, T b, T alpha = T(1))
         return alpha == T(1) ? a - b : a - alpha * b;
 }
 template <typename T> inline T mul(T a, T b) { if constexpr (std::is_same_v<T, bool>) return a && b; else return a * b; }
-template <typename T> inline T div(T a, T b) { return a / b; }
-template <typename T> inline T div_trunc(T a, T b) { if constexpr (std::is_integral_v<T>) return a / b; else return std::trunc(a / b); }
+template <typename T> inline T div(T a, T b)
+{
+    if constexpr (std::is_integral_v<T>)
+        return int_quotient(a, b);
+    else
+        return a / b;
+}
+template <typename T> inline T div_trunc(T a, T b)
+{
+    if constexpr (std::is_integral_v<T>)
+        return int_quotient(a, b);
+    else
+        return std::trunc(a / b);
+}
 template <typename T> inline T pow(T a, T b)
 {
     if constexpr (std::is_integral_v<T>)
