@@ -633,6 +633,16 @@ void TestCoreMovement::indexSelect_data()
     QTest::newRow("0-d input") << "" << 0 << "1" << "i64" << "f32" << "contiguous";
     QTest::newRow("empty index") << "4,3" << 1 << "0" << "i64" << "f32" << "contiguous";
     QTest::newRow("large") << "500,64" << 0 << "1000" << "i64" << "f32" << "contiguous";
+    // Contiguous inputs: a gather along each row, and rows of two elements
+    // whose parallel chunks start inside a row of the output.
+    QTest::newRow("last dim, contiguous") << "300,70" << 1 << "200"
+                                          << "i64"
+                                          << "f32"
+                                          << "contiguous";
+    QTest::newRow("rows of two, chunks mid-row") << "301,40,2" << 1 << "120"
+                                                 << "i32"
+                                                 << "f64"
+                                                 << "contiguous";
 }
 
 void TestCoreMovement::indexSelect()
