@@ -615,7 +615,7 @@ private slots:
         // The lowest value over -1 wraps to itself, as two's complement
         // negation does, where the division instruction traps: the process
         // died (SIGFPE).
-        for (auto [t, lowest] : {std::pair {DType::I64, -9223372036854775808.0}, {DType::I32, -2147483648.0}}) {
+        for (auto [t, lowest] : {std::pair{DType::I64, -9223372036854775808.0}, {DType::I32, -2147483648.0}}) {
             const Tensor m = fromVector({lowest, 5}, {2}, t), minusOne = fromVector({-1, -1}, {2}, t);
             FS_COMPARE_VALUES(ops::div(m, minusOne, "floor"), Shape{2}, (std::vector<double>{lowest, -5}), 0, 0);
             FS_COMPARE_VALUES(ops::div(m, minusOne, "trunc"), Shape{2}, (std::vector<double>{lowest, -5}), 0, 0);
