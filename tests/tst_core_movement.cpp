@@ -938,6 +938,13 @@ void TestCoreMovement::topk_data()
     QTest::newRow("1-D") << "17" << 5 << 0 << true << "f32" << "contiguous";
     QTest::newRow("zero rows") << "0,5" << 2 << 1 << true << "f32" << "contiguous";
     QTest::newRow("large") << "512,300" << 10 << 1 << true << "f32" << "contiguous";
+    // k under an eighth of the row: the streamed heap, ties throughout.
+    QTest::newRow("streamed f64 smallest") << "9,120" << 4 << 1 << false << "f64"
+                                           << "transposed";
+    QTest::newRow("streamed i64 dim 0") << "100,3" << 2 << 0 << true << "i64"
+                                        << "sliced";
+    QTest::newRow("streamed f16") << "4,90" << 3 << 1 << true << "f16"
+                                  << "contiguous";
 }
 
 void TestCoreMovement::topk()
@@ -1001,6 +1008,19 @@ void TestCoreMovement::topkNaN()
     const auto [sv, si] = ops::topk(x, 5, 0, false);
     FS_COMPARE_VALUES(sv, Shape{5}, (std::vector<double>{-2, 0, 1, 3, NAN}), 0, 0);
     FS_COMPARE_VALUES(si, Shape{5}, (std::vector<double>{3, 5, 0, 2, 1}), 0, 0);
+    // The same in a row long enough to stream: NaN above all, -0 equal to +0.
+    std::vector<double> row(64);
+    for (size_t j = 0; j < row.size(); ++j)
+        row[j] = -1 - 0.5 * static_cast<double>(j);
+    row[40] = row[60] = NAN;
+    row[5] = -0.0;
+    row[10] = 0.0;
+    const auto [lv, li] = ops::topk(fromVector(row, {64}), 4);
+    FS_COMPARE_VALUES(lv, Shape {4}, (std::vector<double> {NAN, NAN, 0, 0}), 0, 0);
+    FS_COMPARE_VALUES(li, Shape {4}, (std::vector<double> {40, 60, 5, 10}), 0, 0);
+    const auto [mv, mi] = ops::topk(fromVector(row, {64}, DType::F64), 2, 0, false);
+    FS_COMPARE_VALUES(mv, Shape {2}, (std::vector<double> {-32.5, -32}), 0, 0);
+    FS_COMPARE_VALUES(mi, Shape {2}, (std::vector<double> {63, 62}), 0, 0);
 }
 
 void TestCoreMovement::topkErrors()

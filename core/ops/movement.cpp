@@ -1225,12 +1225,16 @@ auto orderedBits(C v)
 
 // The sort key of element i: ascending key order is the output order, ties
 // broken by the lower index. 32-bit values pack value and index in one word.
+template <typename C> auto topkRank(C v, bool largest)
+{
+    const auto rank = orderedBits(v);
+    return largest ? static_cast<decltype(rank)>(~rank) : rank;
+}
+
 template <typename C>
 auto topkKey(C v, int64_t i, bool largest)
 {
-    auto rank = orderedBits(v);
-    if (largest)
-        rank = static_cast<decltype(rank)>(~rank);
+    const auto rank = topkRank(v, largest);
     if constexpr (sizeof(rank) == 4)
         return (static_cast<uint64_t>(rank) << 32) | static_cast<uint64_t>(i);
     else
@@ -1247,14 +1251,57 @@ inline int64_t keyIndex(const std::pair<uint64_t, int64_t> &key)
     return key.second;
 }
 
-template <typename Key>
-void selectTopk(std::vector<Key> &keys, int64_t k)
+inline uint32_t keyRank(uint64_t key)
 {
-    const auto mid = keys.begin() + k;
-    if (k * 8 < static_cast<int64_t>(keys.size())) {
-        std::partial_sort(keys.begin(), mid, keys.end());
-        return;
+    return static_cast<uint32_t>(key >> 32);
+}
+
+inline uint64_t keyRank(const std::pair<uint64_t, int64_t> &key)
+{
+    return key.first;
+}
+
+// The k (>= 1) smallest of a row's n keys, sorted, for k small against n.
+// The row's ranks come first, in a loop the compiler vectorizes; then a
+// max-heap of the best k so far, whose top is the worst of them, takes each
+// element whose rank beats the top's (a later element of equal rank loses on
+// its index). In a row of random values few do after the first hundreds.
+// Building every key and partial_sort-ing them took 1.6 times PyTorch's time
+// for the 8 largest of each row of [4096,1024].
+template <typename Key, typename Rank, typename RankOf, typename KeyOf>
+void streamTopk(std::vector<Key> &heap, std::vector<Rank> &ranks, int64_t n, int64_t k, const RankOf &rankOf,
+                const KeyOf &keyOf)
+{
+    ranks.resize(static_cast<size_t>(n));
+    Rank *r = ranks.data();
+    for (int64_t i = 0; i < n; ++i)
+        r[i] = rankOf(i);
+    heap.clear();
+    for (int64_t i = 0; i < k; ++i)
+        heap.push_back(keyOf(i));
+    std::make_heap(heap.begin(), heap.end());
+    Rank worst = keyRank(heap.front());
+    for (int64_t i = k; i < n; ++i) {
+        if (r[i] > worst)
+            continue;
+        const Key key = keyOf(i);
+        if (key < heap.front()) {
+            std::pop_heap(heap.begin(), heap.end());
+            heap.back() = key;
+            std::push_heap(heap.begin(), heap.end());
+            worst = keyRank(heap.front());
+        }
     }
+    std::sort_heap(heap.begin(), heap.end());
+}
+
+// The k smallest of all n keys, sorted, for k large against n.
+template <typename Key, typename KeyOf> void sortTopk(std::vector<Key> &keys, int64_t n, int64_t k, const KeyOf &keyOf)
+{
+    keys.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i)
+        keys[static_cast<size_t>(i)] = keyOf(i);
+    const auto mid = keys.begin() + k;
     std::nth_element(keys.begin(), mid, keys.end());
     std::sort(keys.begin(), mid);
 }
@@ -1298,11 +1345,16 @@ void topkKernel(const Tensor &self, const TopkArgs &t, const Tensor &values, con
         T *vb = v.data<T>();
         int64_t *ib = ix.data<int64_t>();
         forRowChunks<3>(without(x.sizes(), d), strides, n, [&](RowWalker<3> &w, int64_t begin, int64_t end) {
-            std::vector<Key> keys(static_cast<size_t>(n));
+            std::vector<Key> keys;
+            std::vector<decltype(topkRank(C(0), true))> ranks;
             for (int64_t r = begin; r < end; ++r, w.next()) {
-                for (int64_t i = 0; i < n; ++i)
-                    keys[static_cast<size_t>(i)] = topkKey(C(xb[w[0] + i * xs]), i, t.largest);
-                selectTopk(keys, t.k);
+                const T *row = xb + w[0];
+                auto keyOf = [&](int64_t i) { return topkKey(C(row[i * xs]), i, t.largest); };
+                auto rankOf = [&](int64_t i) { return topkRank(C(row[i * xs]), t.largest); };
+                if (t.k * 8 < n)
+                    streamTopk(keys, ranks, n, t.k, rankOf, keyOf);
+                else
+                    sortTopk(keys, n, t.k, keyOf);
                 for (int64_t j = 0; j < t.k; ++j) {
                     const int64_t i = keyIndex(keys[static_cast<size_t>(j)]);
                     vb[w[1] + j * vs] = xb[w[0] + i * xs];
