@@ -520,6 +520,9 @@ private slots:
         QTest::newRow("f16") << Shape{2, 3, 10, 9} << IntList{3, 4} << "contiguous" << int(DType::F16);
         QTest::newRow("bf16") << Shape{2, 3, 10, 9} << IntList{1, 1} << "contiguous" << int(DType::BF16);
         QTest::newRow("empty output") << Shape{2, 3, 4, 4} << IntList{0, 2} << "contiguous" << int(DType::F32);
+        // Windows wider than the summing lanes: whole rows, and halves of rows.
+        QTest::newRow("whole rows") << Shape {1, 2, 6, 40} << IntList {2, 1} << "contiguous" << int(DType::F32);
+        QTest::newRow("half rows") << Shape {1, 2, 4, 70} << IntList {2, 2} << "contiguous" << int(DType::F64);
     }
     void adaptiveAvgPool()
     {
