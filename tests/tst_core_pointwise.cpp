@@ -684,6 +684,34 @@ private slots:
         FS_COMPARE_VALUES(y, Shape{6}, expected, 0, 0);
     }
 
+    // Contiguous f32 <-> f16 casts convert eight values an instruction; they
+    // must give the element-wise conversion's bits: every f16 value, and
+    // f32 values of every kind (odd length, so a tail goes element-wise).
+    void halfCastsMatchTheElementwiseConversion()
+    {
+        Tensor halves = Tensor::empty({65536}, DType::F16);
+        for (int i = 0; i < 65536; ++i)
+            halves.data<Half>()[i].bits = static_cast<uint16_t>(i);
+        const Tensor widened = ops::cast(halves, DType::F32);
+        for (int i = 0; i < 65536; ++i) {
+            const float want = float(halves.data<Half>()[i]), got = widened.data<float>()[i];
+            QVERIFY2(std::memcmp(&want, &got, 4) == 0, std::to_string(i).c_str());
+        }
+        Generator gen(5);
+        const std::vector<double> values = randn({1001}, gen).toDoubleVector();
+        Tensor floats = Tensor::empty({1001}, DType::F32);
+        const float specials[]
+            = {NAN,      -NAN,     INFINITY,       -INFINITY,      0.0f,           -0.0f,          65504.0f,
+               65520.0f, 65519.0f, 5.96046448e-8f, 2.98023224e-8f, 1.00048828125f, 1.00146484375f, 6.1e-5f};
+        for (int i = 0; i < 1001; ++i) {
+            const float scale = std::ldexp(1.0f, i % 48 - 30); // 2^-30 .. 2^17: subnormal to overflowing halves
+            floats.data<float>()[i] = i < 14 ? specials[i] : static_cast<float>(values[size_t(i)]) * scale;
+        }
+        const Tensor narrowed = ops::cast(floats, DType::F16);
+        for (int i = 0; i < 1001; ++i)
+            QCOMPARE(narrowed.data<Half>()[i].bits, Half(floats.data<float>()[i]).bits);
+    }
+
     void halfConversionIsIeee()
     {
         QCOMPARE(float(Half(1.0f)), 1.0f);

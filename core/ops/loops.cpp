@@ -118,8 +118,52 @@ Shape broadcastStrides(const Tensor &t, const Shape &out)
     return strides;
 }
 
+namespace {
+
+// f32 <-> f16 between contiguous tensors, eight values an instruction. The
+// element-wise conversion (F16C's scalar form) does not vectorize: a cast of
+// [4096,1024] to f16 took 2.1 times PyTorch's time.
+bool convertHalves(const Tensor &dst, const Tensor &src)
+{
+#if defined(__F16C__)
+    const bool toHalf = dst.dtype() == DType::F16 && src.dtype() == DType::F32;
+    const bool fromHalf = dst.dtype() == DType::F32 && src.dtype() == DType::F16;
+    if ((!toHalf && !fromHalf) || !dst.isContiguous() || !src.isContiguous() || dst.numel() != src.numel())
+        return false;
+    parallelFor(0, dst.numel(), kGrain, [&](int64_t begin, int64_t end) {
+        int64_t i = begin;
+        if (toHalf) {
+            const float *s = src.data<float>();
+            Half *d = dst.data<Half>();
+            for (; i + 8 <= end; i += 8) {
+                const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT);
+                _mm_storeu_si128(reinterpret_cast<__m128i *>(d + i), h);
+            }
+            for (; i < end; ++i)
+                d[i] = Half(s[i]);
+        } else {
+            const Half *s = src.data<Half>();
+            float *d = dst.data<float>();
+            for (; i + 8 <= end; i += 8)
+                _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(s + i))));
+            for (; i < end; ++i)
+                d[i] = float(s[i]);
+        }
+    });
+    return true;
+#else
+    (void)dst;
+    (void)src;
+    return false;
+#endif
+}
+
+} // namespace
+
 void copyInto(const Tensor &dst, const Tensor &src)
 {
+    if (convertHalves(dst, src))
+        return;
     visitDType(dst.dtype(), [&](auto outTag) {
         using Out = decltype(outTag);
         visitDType(src.dtype(), [&](auto inTag) {
