@@ -783,17 +783,22 @@ private slots:
     }
 
     // An input that lies across the output's rows (a transposed copy, NHWC
-    // read as NCHW) goes through tiles: partial tiles at every edge, a dim
-    // outside the tile's two, a broadcast operand, f64 and bool items.
+    // read as NCHW) goes through tiles, transposed a tile at a time into a
+    // buffer: partial tiles and 8 x 8 blocks at every edge, a dim outside the
+    // tile's two, a broadcast operand, two such inputs, items of 1, 2, 4 and 8
+    // bytes, and an input two items apart along the rows (read in place).
     void transposedOperandsRunInTiles()
     {
         const Tensor a = inputFor({3, 77, 300}, -3, 3, DType::F32, 15); // read as [3, 300, 77]
         const Tensor w = inputFor({77}, -3, 3, DType::F32, 16);
-        const Tensor y = ops::mul(a.transpose(1, 2), w), c = a.transpose(1, 2).contiguous();
+        const Tensor at = a.transpose(1, 2);
+        const Tensor y = ops::mul(at, w), c = at.contiguous(), twice = ops::add(at, at);
         const Tensor d = ops::cast(a, DType::F64).transpose(1, 2).contiguous();
+        const Tensor h = ops::cast(a, DType::F16).transpose(1, 2).contiguous();
         const Tensor i = ops::gt(a, 0.0).transpose(1, 2).contiguous();
+        const Tensor everyOther = ops::slice(at, 1, 0, 300, 2).contiguous();
         const std::vector<double> va = a.toDoubleVector(), vw = w.toDoubleVector();
-        std::vector<double> copy, product, positive;
+        std::vector<double> copy, product, positive, halves, sum, odd;
         for (int64_t n = 0; n < 3; ++n)
             for (int64_t r = 0; r < 300; ++r)
                 for (int64_t k = 0; k < 77; ++k) {
@@ -801,11 +806,18 @@ private slots:
                     copy.push_back(av);
                     product.push_back(av * vw[size_t(k)]);
                     positive.push_back(av > 0 ? 1 : 0);
+                    halves.push_back(float(Half(float(av))));
+                    sum.push_back(av + av);
+                    if (r % 2 == 0)
+                        odd.push_back(av);
                 }
         FS_COMPARE_VALUES(c, (Shape{3, 300, 77}), copy, 0, 0);
         FS_COMPARE_VALUES(d, (Shape{3, 300, 77}), copy, 0, 0);
+        FS_COMPARE_VALUES(h, (Shape {3, 300, 77}), halves, 0, 0);
         FS_COMPARE_VALUES(y, (Shape{3, 300, 77}), product, 1e-6, 1e-6);
+        FS_COMPARE_VALUES(twice, (Shape {3, 300, 77}), sum, 0, 0);
         FS_COMPARE_VALUES(i, (Shape{3, 300, 77}), positive, 0, 0);
+        FS_COMPARE_VALUES(everyOther, (Shape {3, 150, 77}), odd, 0, 0);
     }
 
 private:

