@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <random>
 
 using namespace fusescope;
 using namespace fusescope::test;
@@ -622,6 +623,59 @@ private slots:
             FS_COMPARE_VALUES(ops::remainder(m, minusOne), Shape{2}, (std::vector<double>{0, 0}), 0, 0);
             FS_COMPARE_VALUES(ops::fmod(m, minusOne), Shape{2}, (std::vector<double>{0, 0}), 0, 0);
         }
+    }
+
+    // f32 fmod and remainder divide in double where the quotient is under
+    // 2^28 and fall back to libm elsewhere: bit for bit libm's result (and
+    // the sign rule of remainder) over random magnitudes, quotients on both
+    // sides of 2^28, exact multiples (signed zeros), subnormals, zero and
+    // infinite divisors, NaN.
+    void floatRemaindersAreExact()
+    {
+        auto libmRemainder = [](float a, float b) {
+            const float r = std::fmod(a, b);
+            return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+        };
+        auto same = [](float x, float y) { return std::memcmp(&x, &y, 4) == 0 || (x != x && y != y); };
+        std::vector<std::pair<float, float>> pairs {{-4, 2},
+                                                    {4, -2},
+                                                    {-0.0f, 3},
+                                                    {5, INFINITY},
+                                                    {-5, INFINITY},
+                                                    {5, -INFINITY},
+                                                    {INFINITY, 3},
+                                                    {3, 0},
+                                                    {-3, -0.0f},
+                                                    {NAN, 2},
+                                                    {2, NAN},
+                                                    {1e-45f, 3e-45f},
+                                                    {3e38f, 1e-45f},
+                                                    {0x1p28f, 1},
+                                                    {0x1p28f - 16, 1},
+                                                    {0x1.fffffep27f * 3, 3},
+                                                    {7, 0x1p-149f},
+                                                    // quotients near 2^37 that double division rounds up to an integer
+                                                    {0x1.b62806p+37f, 0x1.388ceap+0f},
+                                                    {0x1.020a1cp+38f, 0x1.0824a6p+0f},
+                                                    {-0x1.bcf04cp+37f, 0x1.1bb72ap+0f},
+                                                    {0x1.3148f4p+38f, -0x1.2723e2p+0f}};
+        std::mt19937 gen(17);
+        std::uniform_real_distribution<float> mantissa(-2, 2);
+        std::uniform_int_distribution<int> exponent(-40, 40);
+        for (int i = 0; i < 200000; ++i) {
+            const float b = std::ldexp(mantissa(gen), exponent(gen) / 2);
+            const float a = i % 4 == 0 ? b * std::round(std::ldexp(mantissa(gen), exponent(gen) + 20))
+                                       : std::ldexp(mantissa(gen), exponent(gen));
+            pairs.emplace_back(a, b);
+        }
+        for (auto [a, b] : pairs) {
+            const std::string at = std::to_string(a) + " by " + std::to_string(b);
+            QVERIFY2(same(sm::fmod(a, b), std::fmod(a, b)), ("fmod " + at).c_str());
+            QVERIFY2(same(sm::remainder(a, b), libmRemainder(a, b)), ("remainder " + at).c_str());
+        }
+        const Tensor x = fromVector({-7.5, 7.5, -4, 1e30, 0.25}, {5}), y = fromVector({2, -2, 2, 3, -0.0}, {5});
+        const std::vector<double> want {0.5, -0.5, -0.0, std::fmod(1e30f, 3.0f), NAN};
+        FS_COMPARE_VALUES(ops::remainder(x, y), Shape {5}, want, 0, 0);
     }
 
     void ternary()

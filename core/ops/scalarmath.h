@@ -408,22 +408,46 @@ template <typename T> inline T floor_divide(T a, T b)
         return std::floor(a / b);
     }
 }
-template <typename T> inline T remainder(T a, T b)
+// Remainder with the sign of the divisor (Python's and PyTorch's), from fmod.
+template <typename T> inline T remainderOfFmod(T r, T b)
 {
-    if constexpr (std::is_integral_v<T>) {
-        const T r = int_rest(a, b);
-        return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-    } else {
-        const T r = std::fmod(a, b);
-        return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? r + b : r;
-    }
+    return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? r + b : r;
 }
+
+// a - q b for q = trunc(a / b) (fmod) or floor(a / b) (remainder) of
+// floats, exactly, in double: with |q| < 2^28 the rounded quotient cannot
+// cross an integer (a / b lies at least 2^-24, a relative 2^-52, from one,
+// more than the division's 2^-53), q b is exact in 53 bits and so is
+// a - q b. A zero keeps a's sign, as fmod's does. Other quotients, b = 0 or
+// infinite and NaNs take libm's loop over the exponents, which took 4.5 ns an
+// element where PyTorch's vector form takes 0.8.
+template <bool Floor> inline float restf(float a, float b)
+{
+    const double t = static_cast<double>(a) / static_cast<double>(b);
+    const double q = Floor ? std::floor(t) : std::trunc(t);
+    const double r = std::fma(-q, static_cast<double>(b), static_cast<double>(a));
+    if (std::fabs(q) < 0x1p28 && r == r)
+        return r == 0 ? std::copysign(0.0f, a) : static_cast<float>(r);
+    return Floor ? remainderOfFmod(std::fmod(a, b), b) : std::fmod(a, b);
+}
+
 template <typename T> inline T fmod(T a, T b)
 {
     if constexpr (std::is_integral_v<T>)
         return int_rest(a, b);
+    else if constexpr (std::is_same_v<T, float>)
+        return restf<false>(a, b);
     else
         return std::fmod(a, b);
+}
+template <typename T> inline T remainder(T a, T b)
+{
+    if constexpr (std::is_integral_v<T>)
+        return remainderOfFmod(int_rest(a, b), b);
+    else if constexpr (std::is_same_v<T, float>)
+        return restf<true>(a, b);
+    else
+        return remainderOfFmod(std::fmod(a, b), b);
 }
 
 // --- the rest of the pointwise ops, under their registry scalarFn names ------------
