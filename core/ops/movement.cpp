@@ -1223,14 +1223,15 @@ auto orderedBits(C v)
     }
 }
 
-// The sort key of element i: ascending key order is the output order, ties
-// broken by the lower index. 32-bit values pack value and index in one word.
+// A value's place in the output order: ascending ranks come first.
 template <typename C> auto topkRank(C v, bool largest)
 {
     const auto rank = orderedBits(v);
     return largest ? static_cast<decltype(rank)>(~rank) : rank;
 }
 
+// The sort key of element i: ascending key order is the output order, ties
+// broken by the lower index. 32-bit values pack value and index in one word.
 template <typename C>
 auto topkKey(C v, int64_t i, bool largest)
 {

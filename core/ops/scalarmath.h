@@ -415,12 +415,13 @@ template <typename T> inline T remainderOfFmod(T r, T b)
 }
 
 // a - q b for q = trunc(a / b) (fmod) or floor(a / b) (remainder) of
-// floats, exactly, in double: with |q| < 2^28 the rounded quotient cannot
-// cross an integer (a / b lies at least 2^-24, a relative 2^-52, from one,
-// more than the division's 2^-53), q b is exact in 53 bits and so is
-// a - q b. A zero keeps a's sign, as fmod's does. Other quotients, b = 0 or
-// infinite and NaNs take libm's loop over the exponents, which took 4.5 ns an
-// element where PyTorch's vector form takes 0.8.
+// floats, exactly, in double. With |q| < 2^28 the rounded quotient cannot
+// cross an integer: a / b of floats lies at least 2^-24 from any integer it
+// is not, a relative 2^-52 there, and the division errs by at most 2^-53.
+// Then q b is exact in 53 bits and so is a - q b. A zero keeps a's sign, as
+// fmod's does. Larger quotients, b = 0 or infinite and NaNs take libm's loop
+// over the exponents, which took 4.5 ns an element where PyTorch's vector
+// form takes 0.8.
 template <bool Floor> inline float restf(float a, float b)
 {
     const double t = static_cast<double>(a) / static_cast<double>(b);
