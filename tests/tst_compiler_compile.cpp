@@ -575,7 +575,7 @@ private slots:
     {
         QTest::addColumn<int>("dtype");
         QTest::addColumn<int>("least"); // ops the dtype must have taken
-        for (auto [dt, least] : {std::pair {DType::F32, 51},
+        for (auto [dt, least] : {std::pair{DType::F32, 51},
                                  {DType::F64, 51},
                                  {DType::F16, 51},
                                  {DType::BF16, 51},
@@ -600,7 +600,7 @@ private slots:
                 return randint(-6, 7, shape, gen, dt);
             return ops::cast(ops::mul(randn(shape, gen), 3.0), dt);
         };
-        const TensorList in {input({17, 33}, false).t(), input({17}, true)};
+        const TensorList in{input({17, 33}, false).t(), input({17}, true)};
         // An op, its arguments, and for each the input it takes (-1: a number).
         struct Call {
             const OpDef *op;
@@ -611,7 +611,7 @@ private slots:
         for (const OpDef *op : OpRegistry::instance().all()) {
             if (op->kind != OpKind::Pointwise)
                 continue;
-            Call c {op, {}, {}};
+            Call c{op, {}, {}};
             bool made = true;
             for (const SchemaArg &a : op->schema.args) {
                 if (a.hasDefault || a.optional)

@@ -23,7 +23,7 @@ template <int N>
 struct Geometry {
     Shape sizes;
     std::array<Shape, N> strides;
-    std::array<int64_t, N> items {}; // bytes an element
+    std::array<int64_t, N> items{}; // bytes an element
 };
 
 template <int N>
@@ -133,7 +133,7 @@ void forEachTiled(const Geometry<N> &g, const std::array<char *, N> &base, Inner
     // contiguously. Read an element a line, they kept the row loop scalar:
     // x.T + x.T took 2.7 ms for [1024,4096], 2.2 this way; x.T copied, 2.6
     // and 1.4 ms.
-    std::array<int64_t, N> across {};
+    std::array<int64_t, N> across{};
     for (int k = 0; k < N; ++k) {
         innerStrides[k] = g.strides[k][nd - 1];
         if (k > 0 && std::abs(innerStrides[k]) >= 64 && g.strides[k][td] == g.items[k])
