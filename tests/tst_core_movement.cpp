@@ -884,6 +884,12 @@ void TestCoreMovement::flip_data()
     QTest::newRow("0-d") << "" << "0" << "f32" << "contiguous";
     QTest::newRow("zero-size") << "0,4" << "0,1" << "f32" << "contiguous";
     QTest::newRow("large") << "256,300" << "-1" << "f32" << "contiguous";
+    // Rows read backwards a vector at a time, with a remainder: each item size.
+    QTest::newRow("last dim i64") << "9,37" << "1" << "i64" << "contiguous";
+    QTest::newRow("last dim f16") << "7,70" << "-1" << "f16" << "offset";
+    QTest::newRow("last dim bool") << "3,100" << "1" << "bool" << "contiguous";
+    QTest::newRow("last dim i32") << "5,33" << "1" << "i32" << "transposed";
+    QTest::newRow("last dim f64 sliced") << "6,50" << "1" << "f64" << "sliced";
 }
 
 void TestCoreMovement::flip()

@@ -291,12 +291,15 @@ inline void storeRun(Out *o, int64_t n, const Value &value)
     }
 }
 
-template <bool Stream, typename Out, typename In, typename F>
+// step is 1, or -1 for an input read backwards (a flip along the last dim):
+// each vector then costs one permute, where the strided path took an element
+// at a time (flip of [4096, 1024] f32 1.4-1.6 times PyTorch's time).
+template <bool Stream, int Step, typename Out, typename In, typename F>
 void contiguousUnary(Out *o, const In *a, int64_t n, const F &f)
 {
     using C = compute_t<In>;
     using CO = compute_t<Out>;
-    runVectorized([o, a, n, &f] { storeRun<Stream>(o, n, [a, &f](int64_t i) { return Out(CO(f(C(a[i])))); }); });
+    runVectorized([o, a, n, &f] { storeRun<Stream>(o, n, [a, &f](int64_t i) { return Out(CO(f(C(a[i * Step])))); }); });
 }
 
 // stepA / stepB are 1 (contiguous) or 0 (one value for the whole run).
@@ -342,9 +345,12 @@ bool tryContiguous(const std::array<char *, N> &p, const std::array<int64_t, N> 
         return false;
     const int64_t one = sizeof(In);
     if constexpr (N == 2) {
-        if (s[1] != one)
+        if (s[1] == one)
+            contiguousUnary<Stream, 1>(o, reinterpret_cast<const In *>(p[1]), n, f);
+        else if (s[1] == -one)
+            contiguousUnary<Stream, -1>(o, reinterpret_cast<const In *>(p[1]), n, f);
+        else
             return false;
-        contiguousUnary<Stream>(o, reinterpret_cast<const In *>(p[1]), n, f);
         return true;
     } else if constexpr (N == 3) {
         const In *a = reinterpret_cast<const In *>(p[1]), *b = reinterpret_cast<const In *>(p[2]);
