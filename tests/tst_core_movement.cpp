@@ -8,6 +8,7 @@
 #include <QStringList>
 
 #include <algorithm>
+#include <cmath>
 
 using namespace fusescope;
 using namespace fusescope::test;
@@ -114,6 +115,8 @@ private slots:
     void repeatDecomposition();
     void flip_data();
     void flip();
+    void nonzero_data();
+    void nonzero();
     void topk_data();
     void topk();
     void topkNaN();
@@ -916,6 +919,86 @@ void TestCoreMovement::flip()
     FS_COMPARE_VALUES(ops::flip(x, fd), s, expected, 0, 0);
     FS_EXPECT_ERROR(ops::flip(zeros({2, 3}), {1, -1}), "aten.flip: dim -1 appears more than once in [1,-1]");
     FS_EXPECT_ERROR(ops::flip(zeros({2, 3}), {2}), "aten.flip: dimension 2 is out of range");
+}
+
+// --- nonzero ------------------------------------------------------------------------
+
+// Values that are zero with probability 1 - density; the nonzero ones mix
+// sample()'s with a float dtype's edge cases: -0 (zero), NaN, infinity and a
+// subnormal (nonzero).
+Tensor sparseSample(const Shape &shape, DType dtype, int density, uint64_t seed)
+{
+    const std::vector<double> base = sample(shape, dtype, seed).toDoubleVector();
+    const double tiny = dtype == DType::F64 ? 1e-310 : dtype == DType::F16 ? 6e-8 : 1e-40;
+    const std::vector<double> edges = {-0.0, std::nan(""), -INFINITY, tiny};
+    Generator gen(seed + 1);
+    std::vector<double> values(base.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+        const uint64_t r = gen.next() % 100;
+        if (isFloating(dtype) && r % 17 == 0)
+            values[i] = edges[r % edges.size()];
+        else
+            values[i] = static_cast<int>(r) < density ? (base[i] == 0 ? 1 : base[i]) : 0;
+    }
+    return fromVector(values, shape, dtype);
+}
+
+void TestCoreMovement::nonzero_data()
+{
+    QTest::addColumn<QString>("shape");
+    QTest::addColumn<QString>("dtype");
+    QTest::addColumn<int>("density");
+    QTest::addColumn<QString>("layout");
+
+    // Runs of 64 items and blocks of 4096 end mid-row in the wider shapes.
+    QTest::newRow("bool") << "37,130"
+                          << "bool" << 50 << "contiguous";
+    QTest::newRow("f32 rows across blocks") << "3,5000"
+                                            << "f32" << 30 << "contiguous";
+    QTest::newRow("f64 3-D transposed") << "4,33,70"
+                                        << "f64" << 10 << "transposed";
+    QTest::newRow("i32 sliced") << "65,65"
+                                << "i32" << 60 << "sliced";
+    QTest::newRow("i64 1-D") << "10000"
+                             << "i64" << 5 << "contiguous";
+    QTest::newRow("f16") << "7,300"
+                         << "f16" << 40 << "offset";
+    QTest::newRow("bf16") << "129"
+                          << "bf16" << 50 << "contiguous";
+    QTest::newRow("all zero") << "100,100"
+                              << "f32" << 0 << "contiguous";
+    QTest::newRow("all nonzero") << "50,64"
+                                 << "i64" << 100 << "contiguous";
+    QTest::newRow("0-d nonzero") << ""
+                                 << "f32" << 100 << "contiguous";
+    QTest::newRow("0-d zero") << ""
+                              << "i32" << 0 << "contiguous";
+    QTest::newRow("zero-size") << "0,5"
+                               << "f32" << 50 << "contiguous";
+}
+
+void TestCoreMovement::nonzero()
+{
+    QFETCH(QString, shape);
+    QFETCH(QString, dtype);
+    QFETCH(int, density);
+    QFETCH(QString, layout);
+    const Shape s = parseShape(shape);
+    const Tensor x = withLayout(sparseSample(s, parseDt(dtype), density, 40), layout);
+    const std::vector<double> xv = x.toDoubleVector();
+    std::vector<double> expected;
+    for (int64_t flat = 0; flat < numelOf(s); ++flat) {
+        const double v = xv[static_cast<size_t>(flat)];
+        if (v != 0 || std::isnan(v)) {
+            for (int64_t i : unravel(flat, s))
+                expected.push_back(static_cast<double>(i));
+        }
+    }
+    const auto rows = static_cast<int64_t>(expected.size()) / std::max<int64_t>(x.dim(), 1);
+    const Shape outShape = {s.empty() ? (xv[0] != 0 ? 1 : 0) : rows, x.dim()};
+    const Tensor out = ops::nonzero(x);
+    QCOMPARE(out.dtype(), DType::I64);
+    FS_COMPARE_VALUES(out, outShape, expected, 0, 0);
 }
 
 // --- topk --------------------------------------------------------------------------
