@@ -424,6 +424,12 @@ private slots:
         QCOMPARE(shapeStr((*op)->meta().sizes), shapeStr({8, 128, 4, 64}));
         for (int i = 0; i < 3; ++i) // q, k, v: views, never computed copies
             QCOMPARE(OpRegistry::instance().get((*op)->args()[i].ref().node->target).kind, OpKind::View);
+        // The key is the heads' view itself: k.transpose(-2, -1) is not
+        // transposed back.
+        const Node *key = (*op)->args()[1].ref().node;
+        QCOMPARE(key->target, std::string("aten.transpose"));
+        QVERIFY(key->args()[0].ref().node->target != "aten.transpose");
+        QCOMPARE(shapeStr(key->meta().sizes), shapeStr({8, 4, 128, 64}));
         QVERIFY2(joined(f.log).find("attention: ") != std::string::npos, joined(f.log).c_str());
     }
 

@@ -196,11 +196,28 @@ Node *headsTransposeOf(const Node *result)
     return u;
 }
 
+// The key that keyT is the transpose of: the input of keyT itself where that
+// is a transpose of the last two dims (k.transpose(-2, -1), as attention is
+// written), else a new transpose, which a transpose of a transpose would be.
+NodeRef keyOf(Graph &graph, const Attention &m)
+{
+    const Node *t = m.keyT.node;
+    const int64_t rank = static_cast<int64_t>(t->meta(m.keyT.index).sizes.size());
+    if (isCall(t, "aten.transpose") && t->args().size() == 3 && t->args()[0].isRef() && !t->args()[1].isRef()
+        && !t->args()[2].isRef()) {
+        const int64_t a = wrapDim(t->args()[1].constant.toInt(), rank, t->target.c_str());
+        const int64_t b = wrapDim(t->args()[2].constant.toInt(), rank, t->target.c_str());
+        if (std::min(a, b) == rank - 2 && std::max(a, b) == rank - 1)
+            return t->args()[0].ref();
+    }
+    return computedNode(graph, *m.second, "aten.transpose",
+                        {Arg::of(m.keyT), Arg::of(Value(rank - 2)), Arg::of(Value(rank - 1))}, "key")
+        ->out();
+}
+
 Node *replace(Graph &graph, const Attention &m)
 {
-    const int64_t rank = static_cast<int64_t>(m.keyT.node->meta(m.keyT.index).sizes.size());
-    Node *key = computedNode(graph, *m.second, "aten.transpose",
-                             {Arg::of(m.keyT), Arg::of(Value(rank - 2)), Arg::of(Value(rank - 1))}, "key");
+    const NodeRef key = keyOf(graph, m);
     Arg masked = Arg::of(Value());
     if (m.masked && m.maskedWhereFalse)
         masked = Arg::of(computedNode(graph, *m.second, "aten.logical_not", {Arg::of(*m.masked)}, "masked")->out());
@@ -208,7 +225,7 @@ Node *replace(Graph &graph, const Attention &m)
         masked = Arg::of(*m.masked);
     Node *heads = headsTransposeOf(m.second);
     Node *n = computedNode(graph, *m.second, "fusescope.attention",
-                           {Arg::of(m.query), Arg::of(key->out()), Arg::of(m.value), masked, Arg::of(Value(m.fill)),
+                           {Arg::of(m.query), Arg::of(key), Arg::of(m.value), masked, Arg::of(Value(m.fill)),
                             Arg::of(Value(m.scale)), Arg::of(Value(heads != nullptr))},
                            "attention");
     for (const Node *part : m.nodes)
