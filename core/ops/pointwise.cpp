@@ -99,8 +99,7 @@ T roundLike(T x, F f)
 void registerUnary(OpRegistry &r)
 {
     addUnary<Rule::Numeric>(r, {"aten.neg(Tensor self) -> Tensor", "neg", 1}, [](auto x) { return -x; });
-    addUnary<Rule::Numeric>(r, {"aten.abs(Tensor self) -> Tensor", "abs", 1},
-             [](auto x) { return x < decltype(x)(0) ? -x : x; });
+    addUnary<Rule::Numeric>(r, {"aten.abs(Tensor self) -> Tensor", "abs", 1}, [](auto x) { return sm::abs(x); });
     addUnary<Rule::Float>(r, {"aten.exp(Tensor self) -> Tensor", "exp", 8}, [](auto x) { return sm::exp(x); });
     addUnary<Rule::Float>(r, {"aten.exp2(Tensor self) -> Tensor", "exp2", 8}, [](auto x) { return sm::exp2(x); });
     addUnary<Rule::Float>(r, {"aten.log(Tensor self) -> Tensor", "log", 8}, [](auto x) { return sm::log(x); });

@@ -201,7 +201,8 @@ inline float tanhf(float x)
     const float small = x + x * z * p;
     const float a2 = 2.0f * a;
     const float big = 1.0f - 2.0f / (expReduced(a2 > kExpHi ? kExpHi : a2) + 1.0f);
-    const float y = a < 0.625f ? small : std::copysign(big, x);
+    // x's sign on either form: the polynomial's x + x z p is +0 for x = -0.
+    const float y = std::copysign(a < 0.625f ? small : big, x);
     return x != x ? x : y;
 }
 
@@ -460,7 +461,14 @@ template <typename T> inline T remainder(T a, T b)
 template <typename T> inline T identity(T x) { return x; }
 template <typename T> inline T cast(T x) { return x; } // the conversion happens on the operand
 template <typename T> inline T neg(T x) { return -x; }
-template <typename T> inline T abs(T x) { return x < T(0) ? -x : x; }
+// fabs for floats: -0 becomes +0, as in IEEE and PyTorch (x < 0 ? -x : x kept -0).
+template <typename T> inline T abs(T x)
+{
+    if constexpr (std::is_floating_point_v<T>)
+        return std::fabs(x);
+    else
+        return x < T(0) ? -x : x;
+}
 template <typename T> inline T sqrt(T x) { return std::sqrt(x); }
 template <typename T> inline T sin(T x) { return std::sin(x); }
 template <typename T> inline T cos(T x) { return std::cos(x); }
