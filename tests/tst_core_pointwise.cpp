@@ -687,6 +687,53 @@ private slots:
         FS_COMPARE_VALUES(ops::remainder(x, y), Shape {5}, want, 0, 0);
     }
 
+    // Floor division of floats is the floor of the exact quotient, as in
+    // PyTorch and Python: floor(a / b) took quotients rounded up to an
+    // integer (1 // 0.1f gave 10; 0.1f lies above 0.1). Values and zero signs
+    // PyTorch 2.15 gives, in f32 and f64; then f32 against the fmod-based
+    // definition evaluated in double, through the vector loop.
+    void floatFloorDivisionIsExact()
+    {
+        const double inf = INFINITY, nan = NAN;
+        const std::vector<double> a{1, 5, -7, 1, inf, 1, -1, 1, -1, -0.0, 0, 1, -1, 0, nan};
+        const std::vector<double> b{0.1, 0.1, 0.7, 0.2, 1, -inf, inf, inf, -inf, 1, -1, 0, 0, 0, 1};
+        const std::vector<double> want{9, 49, -11, 4, nan, -1, -1, 0, 0, -0.0, -0.0, inf, -inf, nan, nan};
+        for (DType t : {DType::F32, DType::F64}) {
+            const Shape shape{static_cast<int64_t>(a.size())};
+            const std::vector<double> got
+                = ops::div(fromVector(a, shape, t), fromVector(b, shape, t), "floor").toDoubleVector();
+            for (size_t i = 0; i < a.size(); ++i) {
+                const std::string at = std::to_string(a[i]) + " // " + std::to_string(b[i]) + " in " + dtypeName(t);
+                QVERIFY2(std::isnan(want[i]) ? std::isnan(got[i])
+                                             : got[i] == want[i] && std::signbit(got[i]) == std::signbit(want[i]),
+                         (at + " gave " + std::to_string(got[i])).c_str());
+            }
+        }
+        std::mt19937 gen(23);
+        std::uniform_real_distribution<float> mantissa(-2, 2);
+        std::uniform_int_distribution<int> exponent(-40, 40), multiple(-3000, 3000), step(-2, 2);
+        std::vector<double> x, y;
+        for (int i = 0; i < 100000; ++i) {
+            const float d = std::ldexp(mantissa(gen), exponent(gen) / 2);
+            float n = i % 2 ? std::ldexp(mantissa(gen), exponent(gen)) : d * static_cast<float>(multiple(gen));
+            for (int k = step(gen); k != 0; k -= k > 0 ? 1 : -1) // a few ulp beside an exact multiple
+                n = std::nextafter(n, k > 0 ? INFINITY : -INFINITY);
+            x.push_back(n);
+            y.push_back(d);
+        }
+        const Shape shape{static_cast<int64_t>(x.size())};
+        const std::vector<double> got = ops::div(fromVector(x, shape), fromVector(y, shape), "floor").toDoubleVector();
+        for (size_t i = 0; i < x.size(); ++i) {
+            const auto want = static_cast<float>(sm::floorDivideFromFmod(x[i], y[i]));
+            // Past 2^28 the float's rounding of floor(a / b) in double may differ by its ulp.
+            const double tol = std::fabs(x[i] / y[i]) < 0x1p28 ? 0 : std::ldexp(1.0, std::ilogb(want) - 23);
+            QVERIFY2(std::fabs(got[i] - want) <= tol && std::signbit(got[i]) == std::signbit(want),
+                     (std::to_string(x[i]) + " // " + std::to_string(y[i]) + " gave " + std::to_string(got[i])
+                      + ", not " + std::to_string(want))
+                         .c_str());
+        }
+    }
+
     void ternary()
     {
         const Tensor x = fromVector({-2, -0.5, 0.5, 2, NAN}, {5});

@@ -403,15 +403,6 @@ template <typename T> inline T int_rest(T a, T b)
 }
 
 // Python/PyTorch semantics: floor division and remainder take the sign of the divisor.
-template <typename T> inline T floor_divide(T a, T b)
-{
-    if constexpr (std::is_integral_v<T>) {
-        const T q = int_quotient(a, b);
-        return (int_rest(a, b) != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-    } else {
-        return std::floor(a / b);
-    }
-}
 // Remainder with the sign of the divisor (Python's and PyTorch's), from fmod.
 template <typename T> inline T remainderOfFmod(T r, T b)
 {
@@ -453,6 +444,50 @@ template <typename T> inline T remainder(T a, T b)
         return restf<true>(a, b);
     else
         return remainderOfFmod(std::fmod(a, b), b);
+}
+
+// Floor division of floats as PyTorch (and Python) define it: the floor of
+// the exact quotient, so 1 // 0.1f is 9 (0.1f lies a little above 0.1),
+// where floor(1 / 0.1f) took the quotient rounded up to 10 first. Here from
+// fmod, which is exact: a - fmod(a, b) is a multiple of b, whose quotient by
+// b rounds to near that integer. An infinite a gives NaN (fmod's), a finite
+// a over an infinite b of the other sign -1, and b = 0 gives a / b.
+template <typename T> inline T floorDivideFromFmod(T a, T b)
+{
+    if (b == T(0))
+        return a / b;
+    const T mod = std::fmod(a, b);
+    T q = (a - mod) / b;
+    if (mod != T(0) && ((b < T(0)) != (mod < T(0))))
+        q -= T(1);
+    if (q == T(0))
+        return std::copysign(T(0), a / b);
+    const T f = std::floor(q);
+    return q - f > T(0.5) ? f + T(1) : f;
+}
+
+// The same for floats, in vector code: the double quotient of two floats has
+// the exact quotient's floor (restf's argument, below 2^28; above, the float
+// result rounds both alike but for an ulp at most). A zero quotient keeps
+// its sign, and -0 from a finite a over an infinite b stands for the exact
+// quotient's infinitesimal below 0.
+inline float floorDividef(float a, float b)
+{
+    const double t = static_cast<double>(a) / static_cast<double>(b);
+    const double q = (t == 0 && a != 0 && std::copysign(1.0, t) < 0) ? -1.0 : std::floor(t);
+    return std::fabs(a) == INFINITY && b != 0 ? NAN : static_cast<float>(q);
+}
+
+template <typename T> inline T floor_divide(T a, T b)
+{
+    if constexpr (std::is_integral_v<T>) {
+        const T q = int_quotient(a, b);
+        return (int_rest(a, b) != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+    } else if constexpr (std::is_same_v<T, float>) {
+        return floorDividef(a, b);
+    } else {
+        return floorDivideFromFmod(a, b);
+    }
 }
 
 // --- the rest of the pointwise ops, under their registry scalarFn names ------------
