@@ -223,10 +223,10 @@ private slots:
                              << std::vector<double>{0, 0, inf, inf, nan};
         QTest::newRow("log") << "aten.log" << std::vector<double>{0, -1, inf, 1e-40, nan}
                              << std::vector<double>{-inf, nan, inf, std::log(double(float(1e-40))), nan};
-        QTest::newRow("tanh") << "aten.tanh" << std::vector<double> {-inf, -30, 30, inf, nan, -0.0, 0}
-                              << std::vector<double> {-1, -1, 1, 1, nan, -0.0, 0};
-        QTest::newRow("abs zeros") << "aten.abs" << std::vector<double> {-0.0, 0, -inf, nan}
-                                   << std::vector<double> {0, 0, inf, nan};
+        QTest::newRow("tanh") << "aten.tanh" << std::vector<double>{-inf, -30, 30, inf, nan, -0.0, 0}
+                              << std::vector<double>{-1, -1, 1, 1, nan, -0.0, 0};
+        QTest::newRow("abs zeros") << "aten.abs" << std::vector<double>{-0.0, 0, -inf, nan}
+                                   << std::vector<double>{0, 0, inf, nan};
         QTest::newRow("sigmoid") << "aten.sigmoid" << std::vector<double>{-inf, -100, 100, inf}
                                  << std::vector<double>{0, 0, 1, 1};
         QTest::newRow("relu nan") << "aten.relu" << std::vector<double>{nan, -inf, inf}

@@ -1284,7 +1284,7 @@ int64_t blockCount(const Tensor &x)
     return (x.numel() + kNonzeroBlock - 1) / kNonzeroBlock;
 }
 
-// Calls fn(p, mask, begin, end) for each block of the contiguous x, in parallel.
+// Calls fn(p, mask, block, begin, end) for each block of the contiguous x, in parallel.
 template <typename Fn> void forEachNonzeroBlock(const Tensor &x, int64_t grain, Fn &&fn)
 {
     visitBytes(x.itemSize(), [&](auto b) {

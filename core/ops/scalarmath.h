@@ -140,8 +140,8 @@ inline float sigmoidf(float x)
     return 1.0f / (1.0f + expNegReduced(x > -kExpLo ? 88.0f : c));
 }
 
-// log: about 1 ulp for normal inputs; subnormals are scaled first. xs = f
-// 2^e with f in [sqrt(1/2), sqrt(2)) comes from one integer subtraction:
+// log: about 1 ulp for normal inputs; subnormals are scaled first. xs =
+// f * 2^e with f in [sqrt(1/2), sqrt(2)) comes from one integer subtraction:
 // xs's bits less f's lowest bits (sqrt(1/2)'s) hold e above the 23 mantissa
 // bits and f's offset from sqrt(1/2) below them. m = f - 1 is exact. The same
 // values as taking the mantissa in [1/2, 1) and doubling it below sqrt(1/2),
@@ -402,7 +402,6 @@ template <typename T> inline T int_rest(T a, T b)
     return static_cast<T>(a % b);
 }
 
-// Python/PyTorch semantics: floor division and remainder take the sign of the divisor.
 // Remainder with the sign of the divisor (Python's and PyTorch's), from fmod.
 template <typename T> inline T remainderOfFmod(T r, T b)
 {
@@ -478,6 +477,7 @@ inline float floorDividef(float a, float b)
     return std::fabs(a) == INFINITY && b != 0 ? NAN : static_cast<float>(q);
 }
 
+// Python's and PyTorch's floor division: toward -infinity, for integers too.
 template <typename T> inline T floor_divide(T a, T b)
 {
     if constexpr (std::is_integral_v<T>) {
