@@ -666,6 +666,29 @@ private slots:
         }
     }
 
+    // clamp of integers by float bounds is float, as in PyTorch, and by
+    // integer bounds stays integer: compiled and interpreted as in eager mode.
+    void clampOfIntegersPromotesLikeEager()
+    {
+        auto f = [](const TensorList &in) {
+            return TensorList{ops::add(ops::clamp(in[0], 1.5, 2.5), 1), ops::clamp(in[0], 0, 3)};
+        };
+        const Tensor x = fromVector({1, 2, 3, 4, -7, 9}, {2, 3}, DType::I32);
+        const TensorList want = f({x});
+        QCOMPARE(want[0].dtype(), DType::F32);
+        QCOMPARE(want[1].dtype(), DType::I32);
+        QCOMPARE(want[0].toDoubleVector(), (std::vector<double>{2.5, 3, 3.5, 3.5, 2.5, 3.5}));
+        for (bool interpret : {false, true}) {
+            CompileOptions options;
+            options.interpret = interpret;
+            const TensorList got = compile(f, {}, options)({x});
+            for (size_t i = 0; i < want.size(); ++i) {
+                QCOMPARE(got[i].dtype(), want[i].dtype());
+                QCOMPARE(got[i].toDoubleVector(), want[i].toDoubleVector());
+            }
+        }
+    }
+
     // Integer division runs on the eager kernels, which refuse a zero divisor
     // with an error naming the op: generated code divided by it and the
     // process died (SIGFPE). The lowest value over -1 wraps as in eager mode.

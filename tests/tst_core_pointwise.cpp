@@ -744,8 +744,17 @@ private slots:
         FS_COMPARE_VALUES(ops::clamp(inf, std::nullopt, 2.0), Shape{3}, (std::vector<double>{-INFINITY, 1, 2}), 0, 0);
         FS_COMPARE_VALUES(ops::clamp(inf, 0.0, std::nullopt), Shape{3}, (std::vector<double>{0, 1, INFINITY}), 0, 0);
         const Tensor ints = fromVector({-2147483648.0, 5, 2147483647.0}, {3}, DType::I32);
-        FS_COMPARE_VALUES(ops::clamp(ints, std::nullopt, 3.0), Shape{3}, (std::vector<double>{-2147483648.0, 3, 3}), 0, 0);
-        FS_COMPARE_VALUES(ops::clamp(ints, 4.0, std::nullopt), Shape{3}, (std::vector<double>{4, 5, 2147483647.0}), 0, 0);
+        FS_COMPARE_VALUES(ops::clamp(ints, std::nullopt, 3), Shape{3},
+                          (std::vector<double>{-2147483648.0, 3, 3}), 0, 0);
+        FS_COMPARE_VALUES(ops::clamp(ints, 4, std::nullopt), Shape{3}, (std::vector<double>{4, 5, 2147483647.0}), 0, 0);
+        QCOMPARE(ops::clamp(ints, 4, std::nullopt).dtype(), DType::I32);
+        // A float bound makes the result float, as in PyTorch: cast to the
+        // integer type, 1.5 clamped 1 to 1.
+        const Tensor small = fromVector({1, 2, 3, 4}, {4}, DType::I32);
+        const Tensor lifted = ops::clamp(small, 1.5, 2.5);
+        QCOMPARE(lifted.dtype(), DType::F32);
+        FS_COMPARE_VALUES(lifted, Shape{4}, (std::vector<double>{1.5, 2, 2.5, 2.5}), 0, 0);
+        QCOMPARE(ops::clamp(small, std::nullopt, 2.0).dtype(), DType::F32);
         const Tensor cond = ops::gt(x, 0);
         FS_COMPARE_VALUES(ops::where(cond, x, ops::neg(x)), Shape{5}, (std::vector<double>{2, 0.5, 0.5, 2, NAN}), 0, 0);
         // The contiguous loops (vector body and tail), for each place a single value can take.

@@ -639,10 +639,25 @@ std::vector<OpCase> convAndPoolCases()
     };
 }
 
+// Clip of int64 by constant int64 bounds stays int64: aten.clamp lifts an
+// integer tensor to float when a bound is a float, as in PyTorch.
+OpCase clipInt64Case()
+{
+    ModelBuilder b(13);
+    const Tensor x = i64({-7, 2, 9}, {3});
+    b.input("x0", x);
+    b.int64Initializer("low", {0});
+    b.int64Initializer("high", {5});
+    b.output("y", {"3"}, DType::I64);
+    b.node("Clip", "clip_int64_constant_bounds", {"x0", "low", "high"}, {"y"});
+    return {"clip_int64_constant_bounds", b, {x}, i64({0, 2, 5}, {3})};
+}
+
 std::vector<OpCase> elementwiseCases()
 {
     const double invStd = 1 / std::sqrt(2.0 / 3 + 1e-5);
     return {
+        clipInt64Case(),
         opCase("hardsigmoid", 13, "HardSigmoid", {f32({-3, -0.5, 0, 1}, {4})}, f32({0, 0.35, 0.6, 1}, {4}),
                [](auto *n) { B::floatAttribute(n, "alpha", 0.5f), B::floatAttribute(n, "beta", 0.6f); }),
         opCase("hardswish", 14, "HardSwish", {f32({-4, 0, 1, 4}, {4})}, f32({0, 0, 4.0 / 6, 4}, {4})),

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <numeric>
 
 namespace fusescope::onnx {
@@ -459,9 +460,23 @@ std::optional<double> clipAttr(const OnnxOpContext &ctx, const std::string &name
     return ctx.has(name) ? std::optional<double>(ctx.attrFloat(name, 0)) : std::nullopt;
 }
 
-std::optional<double> clipBound(const OnnxOpContext &ctx, const OnnxInputs &in, size_t index)
+// A bound of the input's kind: Clip keeps the input's type, where a float
+// bound would lift an integer input to float (PyTorch's promotion, which
+// aten.clamp follows). Integer bounds beyond int64 saturate.
+Value clipBound(const OnnxOpContext &ctx, const OnnxInputs &in, size_t index)
 {
-    return hasInput(in, index) ? std::optional<double>(constantScalar(ctx, in, index)) : std::nullopt;
+    if (!hasInput(in, index))
+        return Value();
+    const double v = constantScalar(ctx, in, index);
+    if (!isIntegral(input(ctx, in, 0).dtype()))
+        return Value(v);
+    if (v != v)
+        ctx.fail("a NaN bound for an integer input");
+    constexpr double limit = 9223372036854775808.0; // 2^63
+    const int64_t i = v >= limit ? std::numeric_limits<int64_t>::max()
+        : v <= -limit            ? std::numeric_limits<int64_t>::min()
+                                 : static_cast<int64_t>(v);
+    return Value(i);
 }
 
 // Constant bounds (the usual case: ReLU6 and friends) make one clamp; bounds

@@ -476,9 +476,13 @@ void registerTernary(OpRegistry &r)
         return ScalarCall{"clamp", {a[1].toDouble(), a[2].toDouble()}};
     };
     clamp.shape = [](const Args &a) {
-        if (arg(a, 0).dtype() == DType::Bool)
+        const DType t = arg(a, 0).dtype();
+        if (t == DType::Bool)
             throw Error("aten.clamp: not supported for bool tensors");
-        return std::vector<TensorSpec>{{arg(a, 0).sizes(), arg(a, 0).dtype()}};
+        // PyTorch's promotion: a float bound lifts integers to the default
+        // float, where casting it to the integer moved the bound.
+        const bool floatBound = a[1].isDouble() || a[2].isDouble();
+        return std::vector<TensorSpec> {{arg(a, 0).sizes(), isIntegral(t) && floatBound ? DType::F32 : t}};
     };
     clamp.cpu = [](const Args &a, std::span<Tensor> outs) {
         const bool hasLo = !a[1].isNone(), hasHi = !a[2].isNone();
@@ -622,9 +626,9 @@ Tensor ge(const Value &a, const Value &b) { return callOp1("aten.ge", {a, b}); }
 Tensor logicalAnd(const Tensor &a, const Tensor &b) { return callOp1("aten.logical_and", {a, b}); }
 Tensor logicalOr(const Tensor &a, const Tensor &b) { return callOp1("aten.logical_or", {a, b}); }
 Tensor where(const Tensor &c, const Value &a, const Value &b) { return callOp1("aten.where", {c, a, b}); }
-Tensor clamp(const Tensor &x, std::optional<double> lo, std::optional<double> hi)
+Tensor clamp(const Tensor &x, const Value &lo, const Value &hi)
 {
-    return callOp1("aten.clamp", {x, Value(lo), Value(hi)});
+    return callOp1("aten.clamp", {x, lo, hi});
 }
 Tensor maskedFill(const Tensor &x, const Tensor &mask, double value)
 {

@@ -62,7 +62,9 @@ Tensor logicalOr(const Tensor &a, const Tensor &b);
 
 // Ternary and others
 Tensor where(const Tensor &cond, const Value &a, const Value &b);
-Tensor clamp(const Tensor &x, std::optional<double> min, std::optional<double> max);
+// Bounds are scalars or None; as in PyTorch, a float bound makes an integer
+// tensor's result the default float (clamp(ints, 0.5, 2.5) is f32).
+Tensor clamp(const Tensor &x, const Value &min, const Value &max);
 Tensor maskedFill(const Tensor &x, const Tensor &mask, double value);
 Tensor cast(const Tensor &x, DType dtype);
 Tensor clone(const Tensor &x);
