@@ -482,7 +482,7 @@ void registerTernary(OpRegistry &r)
         // PyTorch's promotion: a float bound lifts integers to the default
         // float, where casting it to the integer moved the bound.
         const bool floatBound = a[1].isDouble() || a[2].isDouble();
-        return std::vector<TensorSpec> {{arg(a, 0).sizes(), isIntegral(t) && floatBound ? DType::F32 : t}};
+        return std::vector<TensorSpec>{{arg(a, 0).sizes(), isIntegral(t) && floatBound ? DType::F32 : t}};
     };
     clamp.cpu = [](const Args &a, std::span<Tensor> outs) {
         const bool hasLo = !a[1].isNone(), hasHi = !a[2].isNone();
