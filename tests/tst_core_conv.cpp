@@ -657,8 +657,8 @@ private slots:
     // fusescope.conv2d_relu and conv2d_clamp, the activation applied where
     // each kernel stores its output, equal relu(conv2d) and clamp(conv2d)
     // bit for bit on every kernel conv2d picks (the cases of kernelEvents,
-    // then im2col's tiles, bands and batched images), NaN kept and -0 made +0
-    // as aten.relu does.
+    // then im2col's tiles, bands and batched images), NaN and -0 kept as
+    // aten.relu keeps them.
     void conv2dReluEqualsReluOfConv2d_data()
     {
         QTest::addColumn<ConvCase>("c");

@@ -60,14 +60,14 @@ FUSESCOPE_AVX512 __attribute__((always_inline)) inline void step(__m512 (&acc)[R
 }
 
 // The activation as StoreActivation applies it, 16 lanes at a time. relu
-// as sm::relu: +0 for x <= 0 (also -0); clamp as sm::clamp: the low bound
+// as sm::relu: +0 for x < 0, -0 kept; clamp as sm::clamp: the low bound
 // where x < lo, then the high bound where x > hi. NaN is kept (an ordered
 // compare is false for it).
 FUSESCOPE_AVX512 inline __m512 activate(__m512 v, const StoreActivation &act)
 {
     if (act.kind == StoreActivation::Kind::Relu) {
         const __m512 zero = _mm512_setzero_ps();
-        return _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LE_OQ), zero);
+        return _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), zero);
     }
     const __m512 lo = _mm512_set1_ps(float(act.lo)), hi = _mm512_set1_ps(float(act.hi));
     v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), lo);
