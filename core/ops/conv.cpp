@@ -158,74 +158,76 @@ struct ConvGeometry {
     int64_t k() const { return cg() * taps(); }    // GEMM reduction size
 };
 
-const char *kConv = "aten.conv2d";
+const char kConv[] = "aten.conv2d";
+const char kConvRelu[] = "fusescope.conv2d_relu";
+const char kConvClamp[] = "fusescope.conv2d_clamp";
 
-void checkConvDTypes(const Tensor &x, const Tensor &w, const std::optional<Tensor> &bias)
+void checkConvDTypes(const char *op, const Tensor &x, const Tensor &w, const std::optional<Tensor> &bias)
 {
     const bool same = x.dtype() == w.dtype() && (!bias || bias->dtype() == x.dtype());
     if (!same || !isFloating(x.dtype()))
-        throw Error(std::string(kConv) + ": expected floating input, weight and bias of one dtype, got "
+        throw Error(std::string(op) + ": expected floating input, weight and bias of one dtype, got "
                     + dtypeName(x.dtype()) + " input and " + dtypeName(w.dtype()) + " weight"
                     + (bias ? std::string(" and ") + dtypeName(bias->dtype()) + " bias" : std::string()));
 }
 
-void checkConvChannels(const Tensor &x, const Tensor &w, const Images &im, int64_t groups)
+void checkConvChannels(const char *op, const Tensor &x, const Tensor &w, const Images &im, int64_t groups)
 {
     if (w.dim() != 4)
-        throw Error(std::string(kConv) + ": weight must be 4-D [O,C/groups,kH,kW], got " + shapeStr(w.sizes()));
+        throw Error(std::string(op) + ": weight must be 4-D [O,C/groups,kH,kW], got " + shapeStr(w.sizes()));
     if (groups < 1)
-        throw Error(std::string(kConv) + ": groups must be positive, got " + std::to_string(groups));
+        throw Error(std::string(op) + ": groups must be positive, got " + std::to_string(groups));
     if (w.size(1) * groups != im.c)
-        throw Error(std::string(kConv) + ": input " + shapeStr(x.sizes()) + " has " + std::to_string(im.c)
+        throw Error(std::string(op) + ": input " + shapeStr(x.sizes()) + " has " + std::to_string(im.c)
                     + " channels but weight " + shapeStr(w.sizes())
                     + (groups > 1 ? " with groups=" + std::to_string(groups) : std::string()) + " expects "
                     + std::to_string(w.size(1) * groups));
     if (w.size(0) % groups != 0)
-        throw Error(std::string(kConv) + ": weight " + shapeStr(w.sizes()) + " has " + std::to_string(w.size(0))
+        throw Error(std::string(op) + ": weight " + shapeStr(w.sizes()) + " has " + std::to_string(w.size(0))
                     + " output channels, which groups=" + std::to_string(groups) + " does not divide");
     if (w.size(2) < 1 || w.size(3) < 1)
-        throw Error(std::string(kConv) + ": weight " + shapeStr(w.sizes()) + " has an empty kernel");
+        throw Error(std::string(op) + ": weight " + shapeStr(w.sizes()) + " has an empty kernel");
 }
 
 // Output size of a convolution along one axis; throws when the dilated
 // kernel does not fit the padded input.
-void convOutputs(const Tensor &x, const Tensor &w, Axis &h, Axis &wd)
+void convOutputs(const char *op, const Tensor &x, const Tensor &w, Axis &h, Axis &wd)
 {
     const int64_t spanH = h.dilation * (h.kernel - 1) + 1, spanW = wd.dilation * (wd.kernel - 1) + 1;
     const int64_t paddedH = h.in + 2 * h.pad, paddedW = wd.in + 2 * wd.pad;
     if (spanH > paddedH || spanW > paddedW)
-        throw Error(std::string(kConv) + ": kernel of weight " + shapeStr(w.sizes()) + " (dilated "
-                    + hwStr({spanH, spanW}) + ") is larger than input " + shapeStr(x.sizes()) + " padded to "
-                    + hwStr({paddedH, paddedW}));
+        throw Error(std::string(op) + ": kernel of weight " + shapeStr(w.sizes()) + " (dilated " + hwStr({spanH, spanW})
+                    + ") is larger than input " + shapeStr(x.sizes()) + " padded to " + hwStr({paddedH, paddedW}));
     h.out = (paddedH - spanH) / h.stride + 1;
     wd.out = (paddedW - spanW) / wd.stride + 1;
 }
 
-ConvGeometry convGeometry(const Args &a)
+// `op` names the op in errors: aten.conv2d, or the fused forms that share its checks.
+ConvGeometry convGeometry(const Args &a, const char *op = kConv)
 {
     const Tensor &x = arg(a, 0), &w = arg(a, 1);
     const std::optional<Tensor> bias = a[2].toOptionalTensor();
     ConvGeometry g;
-    g.in = imagesOf(kConv, x);
+    g.in = imagesOf(op, x);
     g.groups = a[6].toInt();
-    checkConvChannels(x, w, g.in, g.groups);
-    checkConvDTypes(x, w, bias);
+    checkConvChannels(op, x, w, g.in, g.groups);
+    checkConvDTypes(op, x, w, bias);
     if (bias && (bias->dim() != 1 || bias->size(0) != w.size(0)))
-        throw Error(std::string(kConv) + ": bias " + shapeStr(bias->sizes()) + " does not match weight "
+        throw Error(std::string(op) + ": bias " + shapeStr(bias->sizes()) + " does not match weight "
                     + shapeStr(w.sizes()) + " with " + std::to_string(w.size(0)) + " output channels");
-    const Hw stride = hwAtLeast(kConv, "stride", a[3].toIntList(), 1);
-    const Hw pad = hwAtLeast(kConv, "padding", a[4].toIntList(), 0);
-    const Hw dilation = hwAtLeast(kConv, "dilation", a[5].toIntList(), 1);
+    const Hw stride = hwAtLeast(op, "stride", a[3].toIntList(), 1);
+    const Hw pad = hwAtLeast(op, "padding", a[4].toIntList(), 0);
+    const Hw dilation = hwAtLeast(op, "dilation", a[5].toIntList(), 1);
     g.outC = w.size(0);
     g.h = {g.in.h, 0, w.size(2), stride.h, pad.h, dilation.h};
     g.w = {g.in.w, 0, w.size(3), stride.w, pad.w, dilation.w};
-    convOutputs(x, w, g.h, g.w);
+    convOutputs(op, x, w, g.h, g.w);
     return g;
 }
 
-std::vector<TensorSpec> convShape(const Args &a)
+template <const char *Op> std::vector<TensorSpec> convShape(const Args &a)
 {
-    const ConvGeometry g = convGeometry(a);
+    const ConvGeometry g = convGeometry(a, Op);
     return {{g.in.outShape(g.outC, {g.h.out, g.w.out}), arg(a, 0).dtype()}};
 }
 
@@ -1789,18 +1791,19 @@ void registerConvOps(OpRegistry &r)
     addKernelOp(r,
                 "aten.conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=[1,1], "
                 "int[] padding=[0,0], int[] dilation=[1,1], int groups=1) -> Tensor",
-                OpKind::Convolution, convShape, convKernel, convCost);
+                OpKind::Convolution, convShape<kConv>, convKernel, convCost);
     // relu(conv2d(…)) and clamp(conv2d(…), min, max) as one kernel, which
     // applies the activation where it stores the output: the compiler's
     // simplify stage forms them (no extra pass over the output).
     addKernelOp(r,
                 "fusescope.conv2d_relu(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=[1,1], "
                 "int[] padding=[0,0], int[] dilation=[1,1], int groups=1) -> Tensor",
-                OpKind::Convolution, convShape, convReluKernel, convActivationCost);
-    addKernelOp(r,
-                "fusescope.conv2d_clamp(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=[1,1], "
-                "int[] padding=[0,0], int[] dilation=[1,1], int groups=1, Scalar? min=None, Scalar? max=None) -> Tensor",
-                OpKind::Convolution, convShape, convClampKernel, convActivationCost);
+                OpKind::Convolution, convShape<kConvRelu>, convReluKernel, convActivationCost);
+    addKernelOp(
+        r,
+        "fusescope.conv2d_clamp(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=[1,1], "
+        "int[] padding=[0,0], int[] dilation=[1,1], int groups=1, Scalar? min=None, Scalar? max=None) -> Tensor",
+        OpKind::Convolution, convShape<kConvClamp>, convClampKernel, convActivationCost);
     // Pooling and resampling run as kernels of their own (no decomposition).
     addKernelOp(r,
                 "aten.max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0,0], "
