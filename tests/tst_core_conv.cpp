@@ -798,13 +798,13 @@ private slots:
         FS_EXPECT_ERROR(ops::conv2d(zeros({1, 2, 5, 5}), zeros({3, 2, 3, 3}), std::nullopt, {1, 1, 1}),
                         "aten.conv2d: stride takes one or two values, got [1,1,1]");
         // The fused forms share conv2d's checks and name themselves.
-        const Args badChannels {zeros({1, 3, 8, 8}), zeros({4, 5, 3, 3}), Value(),   IntList {1, 1},
-                                IntList {0, 0},      IntList {1, 1},      int64_t(1)};
+        const Args badChannels{zeros({1, 3, 8, 8}), zeros({4, 5, 3, 3}), Value(), IntList{1, 1}, IntList{0, 0},
+                               IntList{1, 1}, int64_t(1)};
         FS_EXPECT_ERROR(callOp1("fusescope.conv2d_relu", badChannels),
                         "fusescope.conv2d_relu: input [1,3,8,8] has 3 channels but weight [4,5,3,3] expects 5");
         Args badPadding = badChannels;
         badPadding[1] = zeros({4, 3, 3, 3});
-        badPadding[4] = IntList {-1, 0};
+        badPadding[4] = IntList{-1, 0};
         badPadding.push_back(Value(0.0));
         badPadding.push_back(Value(6.0));
         FS_EXPECT_ERROR(callOp1("fusescope.conv2d_clamp", badPadding),

@@ -227,13 +227,13 @@ private slots:
                               << std::vector<double>{-1, -1, 1, 1, nan, -0.0, 0};
         QTest::newRow("abs zeros") << "aten.abs" << std::vector<double>{-0.0, 0, -inf, nan}
                                    << std::vector<double>{0, 0, inf, nan};
-        QTest::newRow("sigmoid") << "aten.sigmoid" << std::vector<double> {-inf, -100, -88.8, 88, 100, inf, nan}
-                                 << std::vector<double> {0, 0, 0, 1, 1, 1, nan};
+        QTest::newRow("sigmoid") << "aten.sigmoid" << std::vector<double>{-inf, -100, -88.8, 88, 100, inf, nan}
+                                 << std::vector<double>{0, 0, 0, 1, 1, 1, nan};
         // -0 stays -0 (PyTorch's relu and relu6 keep it).
-        QTest::newRow("relu") << "aten.relu" << std::vector<double> {nan, -inf, inf, -0.0, 0, -1}
-                              << std::vector<double> {nan, 0, inf, -0.0, 0, 0};
-        QTest::newRow("relu6") << "aten.relu6" << std::vector<double> {nan, -inf, inf, -0.0, 0, 7}
-                               << std::vector<double> {nan, 0, 6, -0.0, 0, 6};
+        QTest::newRow("relu") << "aten.relu" << std::vector<double>{nan, -inf, inf, -0.0, 0, -1}
+                              << std::vector<double>{nan, 0, inf, -0.0, 0, 0};
+        QTest::newRow("relu6") << "aten.relu6" << std::vector<double>{nan, -inf, inf, -0.0, 0, 7}
+                               << std::vector<double>{nan, 0, 6, -0.0, 0, 6};
         QTest::newRow("erf") << "aten.erf" << std::vector<double>{-inf, inf, nan} << std::vector<double>{-1, 1, nan};
         // Where the approximations switch form or saturate.
         QTest::newRow("erf edges") << "aten.erf" << std::vector<double>{4, -4, 1e30, 0.921875, -0.921875, 1e-30}

@@ -348,10 +348,7 @@ template <> inline float exp_nonpositive(float x) { return expReduced(x < kExpLo
 template <typename T> inline T sigmoid(T x) { return T(1) / (T(1) + exp<T>(-x)); }
 template <> inline float sigmoid(float x) { return sigmoidf(x); }
 // -0 and NaN pass, as in PyTorch (x < 0 is false for both).
-template <typename T> inline T relu(T x)
-{
-    return x < T(0) ? T(0) : x;
-}
+template <typename T> inline T relu(T x) { return x < T(0) ? T(0) : x; }
 template <typename T> inline T relu6(T x) { const T r = relu(x); return r > T(6) ? T(6) : r; }
 template <typename T> inline T leaky_relu(T x, T slope) { return x > T(0) ? x : x * slope; }
 template <typename T> inline T hardsigmoid(T x)
